@@ -1,0 +1,127 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stormctl/stormctl/internal/config"
+	"github.com/stormctl/stormctl/internal/exit"
+	"github.com/stormctl/stormctl/internal/iostreams"
+	"github.com/stormctl/stormctl/internal/output"
+)
+
+// Main runs stormctl with args and returns the process exit code. Every
+// error is printed once to stderr and mapped to its code here, nowhere else.
+func Main(args []string, io *iostreams.IOStreams) int {
+	f := newFactory(io, os.Getenv)
+	root := newRootCmd(f)
+	root.SetArgs(args)
+	root.SetIn(io.In)
+	root.SetOut(io.Out)
+	root.SetErr(io.ErrOut)
+	err := root.Execute()
+	if err != nil && strings.HasPrefix(err.Error(), "unknown command") {
+		err = exit.NewUsage(err)
+	}
+	var silent *exit.Silent
+	if err != nil && !errors.As(err, &silent) {
+		fmt.Fprintf(io.ErrOut, "stormctl: %v\n", err)
+	}
+	return exit.Code(err)
+}
+
+// globalFlags are the persistent flags every command accepts.
+type globalFlags struct {
+	config.Overrides
+	output     string
+	configPath string
+}
+
+// Factory hands commands their streams and lazily built dependencies, so
+// that `stormctl --help` or a file-only command never reads config or dials
+// a server.
+type Factory struct {
+	IO     *iostreams.IOStreams
+	flags  *globalFlags
+	getenv func(string) string
+
+	cfgOnce sync.Once
+	cfg     *config.Resolved
+	cfgErr  error
+}
+
+func newFactory(io *iostreams.IOStreams, getenv func(string) string) *Factory {
+	return &Factory{IO: io, flags: &globalFlags{}, getenv: getenv}
+}
+
+// Config loads the config file and resolves the context once per run.
+func (f *Factory) Config() (*config.Resolved, error) {
+	f.cfgOnce.Do(func() {
+		path := f.flags.configPath
+		if path == "" {
+			path = config.DefaultPath()
+		}
+		file, err := config.Load(path)
+		if err != nil {
+			f.cfgErr = exit.NewUsage(err)
+			return
+		}
+		f.cfg, f.cfgErr = file.Resolve(f.flags.Overrides, f.getenv)
+		if f.cfgErr != nil {
+			f.cfgErr = exit.NewUsage(f.cfgErr)
+		}
+	})
+	return f.cfg, f.cfgErr
+}
+
+// Output returns the -o format.
+func (f *Factory) Output() (output.Format, error) {
+	ft, err := output.ParseFormat(f.flags.output)
+	return ft, exit.NewUsage(err)
+}
+
+// Print writes v in the -o format; table output is produced by table.
+func (f *Factory) Print(v any, table func(tty bool) error) error {
+	ft, err := f.Output()
+	if err != nil {
+		return err
+	}
+	if ft == output.Table {
+		return table(f.IO.IsStdoutTTY())
+	}
+	return output.Structured(f.IO.Out, ft, v)
+}
+
+func newRootCmd(f *Factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "stormctl",
+		Short: "See and stop retry storms: amplification queries and guarded, journaled levers",
+		Long: `stormctl shows whether retries have become the load on a struggling dependency,
+and pulls guarded, reversible, journaled levers to stop the storm: retries off,
+breakers forced open, autoscaling frozen, degraded mode, load shed.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&f.flags.Context, "context", "", "config context to use (env STORMCTL_CONTEXT)")
+	pf.StringVar(&f.flags.PrometheusURL, "prometheus-url", "", "Prometheus HTTP API base URL (env STORMCTL_PROMETHEUS_URL)")
+	pf.StringVar(&f.flags.RedisURL, "redis-url", "", "control-plane Redis URL, redis:// or rediss:// (env STORMCTL_REDIS_URL)")
+	pf.StringVar(&f.flags.Actor, "actor", "", "who is acting, for the journal (env STORMCTL_ACTOR, default $USER)")
+	pf.StringVarP(&f.flags.output, "output", "o", "", "output format: table, json or yaml")
+	pf.StringVar(&f.flags.configPath, "config", "", "config file (env STORMCTL_CONFIG, default $XDG_CONFIG_HOME/stormctl/config.yaml)")
+	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json", "yaml"}, cobra.ShellCompDirectiveNoFileComp))
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exit.NewUsage(err) })
+
+	root.AddCommand(newVersionCmd(f))
+	return root
+}
+
+// usageArgs wraps a cobra argument validator so that its errors exit 2.
+func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error { return exit.NewUsage(v(cmd, args)) }
+}

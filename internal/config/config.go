@@ -1,0 +1,185 @@
+// Package config loads stormctl's configuration: named contexts in
+// $XDG_CONFIG_HOME/stormctl/config.yaml (like kubectl), overridden by the
+// STORMCTL_* environment variables and then by command-line flags.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/stormctl/stormctl/internal/yamlfile"
+)
+
+// Environment variables that override the selected context.
+const (
+	EnvConfig     = "STORMCTL_CONFIG" // path of the config file itself
+	EnvContext    = "STORMCTL_CONTEXT"
+	EnvPrometheus = "STORMCTL_PROMETHEUS_URL"
+	EnvRedis      = "STORMCTL_REDIS_URL"
+	EnvActor      = "STORMCTL_ACTOR"
+)
+
+// File is the whole config file.
+type File struct {
+	CurrentContext string              `yaml:"current-context"`
+	Contexts       map[string]*Context `yaml:"contexts"`
+}
+
+// Context is one named environment: where Prometheus and Redis are, who the
+// responder is, and what the services look like.
+type Context struct {
+	Prometheus    Prometheus         `yaml:"prometheus"`
+	Redis         Redis              `yaml:"redis"`
+	Actor         string             `yaml:"actor"`
+	QueriesDirs   []string           `yaml:"queries-dirs"`
+	PlaybooksDirs []string           `yaml:"playbooks-dirs"`
+	Services      map[string]Service `yaml:"services"`
+}
+
+// Service says which query pack answers for a service, and optionally which
+// label names that pack should use for it.
+type Service struct {
+	Pack   string            `yaml:"pack"`
+	Labels map[string]string `yaml:"labels"`
+}
+
+// Prometheus is how to reach a Prometheus-compatible HTTP API.
+type Prometheus struct {
+	URL             string            `yaml:"url"`
+	BearerTokenFile string            `yaml:"bearer-token-file"`
+	BearerTokenEnv  string            `yaml:"bearer-token-env"`
+	BasicAuth       *BasicAuth        `yaml:"basic-auth"`
+	Headers         map[string]string `yaml:"headers"`
+	TLS             TLS               `yaml:"tls"`
+	Timeout         Duration          `yaml:"timeout"`
+}
+
+// BasicAuth is a username and a password read from a file or an environment
+// variable; passwords never live in the config file itself.
+type BasicAuth struct {
+	Username     string `yaml:"username"`
+	PasswordFile string `yaml:"password-file"`
+	PasswordEnv  string `yaml:"password-env"`
+}
+
+// TLS configures server verification and client certificates.
+type TLS struct {
+	CAFile             string `yaml:"ca-file"`
+	CertFile           string `yaml:"cert-file"`
+	KeyFile            string `yaml:"key-file"`
+	ServerName         string `yaml:"server-name"`
+	InsecureSkipVerify bool   `yaml:"insecure-skip-verify"`
+}
+
+// Redis is how to reach the control plane.
+type Redis struct {
+	URL          string `yaml:"url"`
+	PasswordEnv  string `yaml:"password-env"`
+	PasswordFile string `yaml:"password-file"`
+	Namespace    string `yaml:"namespace"`
+	TLS          TLS    `yaml:"tls"`
+}
+
+// Duration is a time.Duration written as "10s" in YAML.
+type Duration time.Duration
+
+// UnmarshalText parses a Go duration string.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// DefaultPath is $XDG_CONFIG_HOME/stormctl/config.yaml, or
+// ~/.config/stormctl/config.yaml; STORMCTL_CONFIG overrides both.
+func DefaultPath() string {
+	if p := os.Getenv(EnvConfig); p != "" {
+		return p
+	}
+	dir := os.Getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		dir = filepath.Join(home, ".config")
+	}
+	return filepath.Join(dir, "stormctl", "config.yaml")
+}
+
+// Load reads the config file at path. A missing file is an empty config.
+func Load(path string) (*File, error) {
+	f := &File{}
+	if path == "" {
+		return f, nil
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return f, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	if err := yamlfile.Decode(path, data, f); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// Overrides are the values given on the command line; empty means unset.
+type Overrides struct {
+	Context       string
+	PrometheusURL string
+	RedisURL      string
+	Actor         string
+}
+
+// Resolved is the effective configuration of one command run.
+type Resolved struct {
+	Name string // context name, "" when none is configured
+	Context
+}
+
+// Resolve picks the context (flag, then STORMCTL_CONTEXT, then
+// current-context) and applies environment and flag overrides, in that order.
+func (f *File) Resolve(o Overrides, getenv func(string) string) (*Resolved, error) {
+	name := firstNonEmpty(o.Context, getenv(EnvContext), f.CurrentContext)
+	r := &Resolved{Name: name}
+	if name != "" {
+		c, ok := f.Contexts[name]
+		if !ok {
+			return nil, fmt.Errorf("context %q is not in the config file (have: %v)", name, f.contextNames())
+		}
+		r.Context = *c
+	}
+	r.Prometheus.URL = firstNonEmpty(o.PrometheusURL, getenv(EnvPrometheus), r.Prometheus.URL)
+	r.Redis.URL = firstNonEmpty(o.RedisURL, getenv(EnvRedis), r.Redis.URL)
+	r.Actor = firstNonEmpty(o.Actor, getenv(EnvActor), r.Actor, getenv("USER"))
+	return r, nil
+}
+
+func (f *File) contextNames() []string {
+	names := make([]string, 0, len(f.Contexts))
+	for n := range f.Contexts {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func firstNonEmpty(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,74 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const sample = `current-context: prod
+contexts:
+  prod:
+    prometheus:
+      url: https://prom.example:9090
+      headers: {X-Scope-OrgID: tenant-a}
+      timeout: 5s
+      basic-auth: {username: ops, password-env: PROM_PW}
+    redis: {url: "rediss://redis.example:6380", namespace: prod}
+    actor: alice
+    services:
+      checkout: {pack: envoy}
+  lab:
+    prometheus: {url: "http://127.0.0.1:9999"}
+`
+
+func write(t *testing.T, s string) string {
+	p := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestResolvePrecedence(t *testing.T) {
+	f, err := Load(write(t, sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := f.Resolve(Overrides{}, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Name != "prod" || r.Prometheus.URL != "https://prom.example:9090" || r.Actor != "alice" ||
+		time.Duration(r.Prometheus.Timeout) != 5*time.Second || r.Services["checkout"].Pack != "envoy" ||
+		r.Prometheus.Headers["X-Scope-OrgID"] != "tenant-a" || r.Prometheus.BasicAuth.PasswordEnv != "PROM_PW" {
+		t.Fatalf("current context: %+v", r)
+	}
+	r, _ = f.Resolve(Overrides{}, env(map[string]string{EnvContext: "lab", EnvActor: "bob"}))
+	if r.Name != "lab" || r.Prometheus.URL != "http://127.0.0.1:9999" || r.Actor != "bob" {
+		t.Fatalf("env context: %+v", r)
+	}
+	r, _ = f.Resolve(Overrides{Context: "lab", PrometheusURL: "http://flag:1"},
+		env(map[string]string{EnvContext: "prod", EnvPrometheus: "http://env:1"}))
+	if r.Name != "lab" || r.Prometheus.URL != "http://flag:1" {
+		t.Fatalf("flags must win: %+v", r)
+	}
+	if _, err := f.Resolve(Overrides{Context: "staging"}, env(nil)); err == nil || !strings.Contains(err.Error(), `context "staging"`) {
+		t.Fatalf("unknown context: %v", err)
+	}
+}
+
+func TestLoadErrorsNamePosition(t *testing.T) {
+	_, err := Load(write(t, "contexts:\n  prod:\n    prometheus:\n      urll: x\n"))
+	if err == nil || !strings.Contains(err.Error(), "config.yaml:4:7") {
+		t.Fatalf("want file:4:7, got %v", err)
+	}
+	f, err := Load(filepath.Join(t.TempDir(), "missing.yaml"))
+	if err != nil || len(f.Contexts) != 0 {
+		t.Fatalf("missing file must be empty config: %v", err)
+	}
+}

@@ -1,0 +1,50 @@
+package output
+
+import (
+	"bytes"
+	"testing"
+)
+
+func TestTableTTYAndPipe(t *testing.T) {
+	var tty, pipe bytes.Buffer
+	for _, c := range []struct {
+		buf *bytes.Buffer
+		tty bool
+	}{{&tty, true}, {&pipe, false}} {
+		p := NewTable(c.buf, c.tty, "id", "value")
+		p.Row("amplification", "3.9")
+		p.Row("retry_ratio", "0.74")
+		if err := p.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := "ID             VALUE\namplification  3.9\nretry_ratio    0.74\n"; tty.String() != want {
+		t.Errorf("tty table:\n%q\nwant\n%q", tty.String(), want)
+	}
+	if want := "amplification\t3.9\nretry_ratio\t0.74\n"; pipe.String() != want {
+		t.Errorf("pipe rows:\n%q\nwant\n%q", pipe.String(), want)
+	}
+}
+
+func TestStructuredSameShape(t *testing.T) {
+	v := struct {
+		ID    string  `json:"id"`
+		Value float64 `json:"value"`
+	}{"amplification", 3.5}
+	var j, y bytes.Buffer
+	if err := Structured(&j, JSON, v); err != nil {
+		t.Fatal(err)
+	}
+	if err := Structured(&y, YAML, v); err != nil {
+		t.Fatal(err)
+	}
+	if j.String() != "{\n  \"id\": \"amplification\",\n  \"value\": 3.5\n}\n" {
+		t.Errorf("json: %q", j.String())
+	}
+	if y.String() != "id: amplification\nvalue: 3.5\n" {
+		t.Errorf("yaml: %q", y.String())
+	}
+	if _, err := ParseFormat("xml"); err == nil {
+		t.Error("xml accepted")
+	}
+}

@@ -1,0 +1,124 @@
+// Package yamlfile decodes stormctl's YAML files (config, query catalogues,
+// playbooks) strictly, and reports every problem as file:line:col.
+package yamlfile
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+)
+
+// Error is one problem in a YAML file, with its position and, where one is
+// known, the fix.
+type Error struct {
+	File      string
+	Line, Col int
+	Msg       string
+	Fix       string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d:%d", e.Line, e.Col)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Msg)
+	if e.Fix != "" {
+		b.WriteString(" (")
+		b.WriteString(e.Fix)
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+// Errors is a list of problems found in one or more files; it is itself an error.
+type Errors []*Error
+
+func (es Errors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Err returns es as an error, or nil when it is empty.
+func (es Errors) Err() error {
+	if len(es) == 0 {
+		return nil
+	}
+	return es
+}
+
+// Decode parses data strictly into v: unknown fields and duplicate keys are
+// errors. The error, if any, is an *Error naming file:line:col.
+func Decode(file string, data []byte, v any) error {
+	err := yaml.UnmarshalWithOptions(data, v, yaml.DisallowUnknownField())
+	if err == nil {
+		return nil
+	}
+	return wrap(file, err)
+}
+
+func wrap(file string, err error) *Error {
+	var ye yaml.Error
+	if errors.As(err, &ye) {
+		e := &Error{File: file, Msg: ye.GetMessage()}
+		if tk := ye.GetToken(); tk != nil && tk.Position != nil {
+			e.Line, e.Col = tk.Position.Line, tk.Position.Column
+		}
+		return e
+	}
+	return &Error{File: file, Msg: err.Error()}
+}
+
+// Doc is a parsed YAML file kept for locating semantic errors (an unknown
+// query id, a bad expectation) after decoding.
+type Doc struct {
+	File string
+	file *ast.File
+}
+
+// Parse parses data for position look-ups. A syntax error is returned as an *Error.
+func Parse(file string, data []byte) (*Doc, error) {
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		return nil, wrap(file, err)
+	}
+	return &Doc{File: file, file: f}, nil
+}
+
+// Errorf returns an *Error positioned at the node at path (YAML path syntax,
+// e.g. "$.steps[2].query"). When the path is not found, the error carries the
+// file name only.
+func (d *Doc) Errorf(path, fix, format string, args ...any) *Error {
+	e := &Error{File: d.File, Msg: fmt.Sprintf(format, args...), Fix: fix}
+	e.Line, e.Col = d.Pos(path)
+	return e
+}
+
+// Pos returns the line and column of the node at path, or 0, 0.
+func (d *Doc) Pos(path string) (line, col int) {
+	if d == nil || d.file == nil {
+		return 0, 0
+	}
+	p, err := yaml.PathString(path)
+	if err != nil {
+		return 0, 0
+	}
+	n, err := p.FilterFile(d.file)
+	if err != nil || n == nil {
+		return 0, 0
+	}
+	tk := n.GetToken()
+	if tk == nil || tk.Position == nil {
+		return 0, 0
+	}
+	return tk.Position.Line, tk.Position.Column
+}

@@ -1,0 +1,51 @@
+package yamlfile
+
+import (
+	"errors"
+	"testing"
+)
+
+type doc struct {
+	Name  string `yaml:"name"`
+	Steps []struct {
+		ID    string `yaml:"id"`
+		Query string `yaml:"query"`
+	} `yaml:"steps"`
+}
+
+func TestDecodePositions(t *testing.T) {
+	cases := []struct {
+		name, src string
+		line, col int
+	}{
+		{"unknown field", "name: a\nsteps:\n  - id: x\n    qurey: y\n", 4, 5},
+		{"duplicate key", "name: a\nname: b\n", 2, 1},
+		{"bad type", "name: a\nsteps: 3\n", 2, 8},
+		{"syntax", "name: a\nsteps: [x, y\n", 2, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var d doc
+			err := Decode("p.yaml", []byte(c.src), &d)
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("want *Error, got %v", err)
+			}
+			if e.File != "p.yaml" || e.Line != c.line || (c.col != 0 && e.Col != c.col) {
+				t.Fatalf("got %s:%d:%d (%s), want line %d col %d", e.File, e.Line, e.Col, e.Msg, c.line, c.col)
+			}
+		})
+	}
+}
+
+func TestDocErrorf(t *testing.T) {
+	src := "name: a\nsteps:\n  - id: x\n    query: nope\n"
+	d, err := Parse("p.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := d.Errorf("$.steps[0].query", "run `stormctl query list`", "unknown query id %q", "nope")
+	if got, want := e.Error(), `p.yaml:4:12: unknown query id "nope" (run `+"`stormctl query list`"+`)`; got != want {
+		t.Fatalf("got %q\nwant %q", got, want)
+	}
+}
