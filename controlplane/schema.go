@@ -87,7 +87,9 @@ func ParseMember(m string) (Kind, string, error) {
 }
 
 // Lever is the string key holding a lever's JSON; it carries a PEXPIREAT.
-func (k Keys) Lever(kind Kind, target string) string { return k.prefix + "lever:" + Member(kind, target) }
+func (k Keys) Lever(kind Kind, target string) string {
+	return k.prefix + "lever:" + Member(kind, target)
+}
 
 // Index is a sorted set of the members of every lever written and not yet
 // reaped, scored by expiry in Unix milliseconds. Readers list levers from it
