@@ -1,0 +1,178 @@
+// Package queries is stormctl's saved-query catalogue: the signals of a retry
+// storm (amplification, retry ratio, pool saturation, ...) as PromQL
+// templates, one per query pack (stormctl's own metrics, Envoy, Istio,
+// resilience4j, OpenTelemetry, gRPC, HikariCP, Go database/sql), with
+// thresholds, safe parameter templating and Prometheus rules export.
+package queries
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/stormctl/stormctl/internal/exit"
+)
+
+// Catalog is the loaded set of queries and packs.
+type Catalog struct {
+	queries []*Query
+	byID    map[string]*Query
+	packs   []*Pack
+	byName  map[string]*Pack
+}
+
+// Pack is a family of metric names a query can be answered from.
+type Pack struct {
+	Name, Title, Description string
+	// Labels maps a param to this pack's label name, e.g. dependency → envoy_cluster_name.
+	// A param without an entry uses its own name as the label.
+	Labels map[string]string
+
+	otherwise string // why the pack cannot answer a query it has no entry for
+}
+
+// Query is one saved query: what it means, when it is bad, and how each
+// pack computes it.
+type Query struct {
+	ID, Title, Meaning, Action string
+	Unit                       string   // ratio | percent | seconds | count | per_second
+	Params                     []string // of service, dependency, pool, window
+	Window                     time.Duration
+	Threshold                  Threshold
+	Packs                      map[string]*PackQuery
+
+	answers []string
+	src     origin
+}
+
+// PackQuery is how one pack computes one query.
+type PackQuery struct {
+	Expr        string   // text/template source; see the package's template functions
+	Metrics     []string // metric names it reads
+	Bound       string   // "" exact, "lower" or "upper"
+	Note        string   // caveat shown with every result of this pack
+	Unsupported string   // non-empty: this pack cannot answer the query, and why
+
+	tmpl *template.Template
+	src  origin
+}
+
+// Units a query's value can have.
+var Units = []string{"ratio", "percent", "seconds", "count", "per_second"}
+
+// Queries returns every query: the built-ins in the order of DOMAIN.md's
+// signals table (amplification first), then queries added by user files in
+// the order they were loaded (directories as given, files by name, entries
+// in file order). A user file that redefines an id keeps its place.
+func (c *Catalog) Queries() []*Query { return append([]*Query(nil), c.queries...) }
+
+// Packs returns every pack: the built-ins (stormctl first), then user packs
+// in load order.
+func (c *Catalog) Packs() []*Pack { return append([]*Pack(nil), c.packs...) }
+
+// Query returns the query with this id, or a *NotFoundError (exit 2) that
+// suggests close ids.
+func (c *Catalog) Query(id string) (*Query, error) {
+	if q, ok := c.byID[id]; ok {
+		return q, nil
+	}
+	ids := make([]string, len(c.queries))
+	for i, q := range c.queries {
+		ids[i] = q.ID
+	}
+	return nil, &NotFoundError{Kind: "query", Name: id, Suggestions: closest(id, ids)}
+}
+
+// Pack returns the named pack, or a *NotFoundError (exit 2).
+func (c *Catalog) Pack(name string) (*Pack, error) {
+	if p, ok := c.byName[name]; ok {
+		return p, nil
+	}
+	return nil, &NotFoundError{Kind: "pack", Name: name, Suggestions: closest(name, c.packNames())}
+}
+
+func (c *Catalog) packNames() []string {
+	names := make([]string, len(c.packs))
+	for i, p := range c.packs {
+		names[i] = p.Name
+	}
+	return names
+}
+
+// Answers returns the packs that can answer q, in catalogue pack order.
+func (q *Query) Answers() []string { return append([]string(nil), q.answers...) }
+
+func (q *Query) declares(param string) bool {
+	for _, p := range q.Params {
+		if p == param {
+			return true
+		}
+	}
+	return false
+}
+
+// NotFoundError is an unknown query id or pack name. It exits 2.
+type NotFoundError struct {
+	Kind, Name  string // Kind: "query" or "pack"
+	Suggestions []string
+}
+
+func (e *NotFoundError) Error() string {
+	msg := fmt.Sprintf("unknown %s %q", e.Kind, e.Name)
+	if len(e.Suggestions) > 0 {
+		msg += " (did you mean " + strings.Join(e.Suggestions, " or ") + "?)"
+	}
+	if e.Kind == "query" {
+		return msg + "; `stormctl query list` shows every query"
+	}
+	return msg
+}
+
+// ExitCode implements exit.Coder.
+func (e *NotFoundError) ExitCode() int { return exit.Usage }
+
+// closest returns the names within a small edit distance of s, or containing it, nearest first.
+func closest(s string, names []string) []string {
+	type cand struct {
+		name string
+		d    int
+	}
+	var cs []cand
+	for _, n := range names {
+		d := editDistance(s, n)
+		if d <= 1+len(s)/4 || (len(s) >= 3 && strings.Contains(n, s)) {
+			cs = append(cs, cand{n, d})
+		}
+	}
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].d < cs[j].d })
+	out := make([]string, 0, 3)
+	for i := 0; i < len(cs) && i < 3; i++ {
+		out = append(out, cs[i].name)
+	}
+	return out
+}
+
+func editDistance(a, b string) int {
+	if len(a) > MaxValueLen || len(b) > MaxValueLen {
+		return max(len(a), len(b))
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,78 @@
+package queries
+
+import (
+	"fmt"
+
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql/parser"
+
+	"github.com/stormctl/stormctl/internal/yamlfile"
+)
+
+// check renders the template with every param set and with none set; both
+// must be valid PromQL. It also completes Metrics with the metric names the
+// selectors read, and requires a listed name for each selector that matches
+// names by regex (suffix drift), so "no data" can always name a metric.
+func (pq *PackQuery) check(q *Query, pk *Pack) *yamlfile.Error {
+	full := Params{Service: "x", Dependency: "x", Pool: "x"}
+	var metrics []string
+	for _, p := range []Params{full, {}} {
+		expr, err := pq.render(q, pk, p)
+		if err != nil {
+			return pq.src.errorf(".expr", "", "template does not render: %v", err)
+		}
+		ast, err := promql.ParseExpr(expr)
+		if err != nil {
+			return pq.src.errorf(".expr", "", "renders invalid PromQL: %v\n\t%s", err, expr)
+		}
+		if metrics, err = selectedMetrics(ast, pq.Metrics); err != nil {
+			return pq.src.errorf(".metrics", "", "%v", err)
+		}
+	}
+	pq.Metrics = metrics
+	return nil
+}
+
+func selectedMetrics(ast parser.Expr, listed []string) ([]string, error) {
+	out := append([]string(nil), listed...)
+	used := make([]bool, len(listed))
+	var err error
+	parser.Inspect(ast, func(n parser.Node, _ []parser.Node) error {
+		vs, ok := n.(*parser.VectorSelector)
+		if !ok || err != nil {
+			return nil
+		}
+		var m *labels.Matcher
+		for _, lm := range vs.LabelMatchers {
+			if lm.Name == labels.MetricName {
+				m = lm
+			}
+		}
+		if m == nil {
+			err = fmt.Errorf("selector %s names no metric", vs)
+			return nil
+		}
+		if m.Type == labels.MatchEqual && !contains(out, m.Value) {
+			out = append(out, m.Value)
+		}
+		matched := false
+		for i, name := range listed {
+			if m.Matches(name) {
+				used[i], matched = true, true
+			}
+		}
+		if !matched && m.Type != labels.MatchEqual {
+			err = fmt.Errorf("selector %s matches metric names by pattern: list the name(s) it reads under metrics", vs)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, u := range used {
+		if !u {
+			return nil, fmt.Errorf("metric %q is listed but no selector reads it", listed[i])
+		}
+	}
+	return out, nil
+}
