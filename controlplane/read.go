@@ -1,0 +1,175 @@
+package controlplane
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Get reads one lever (nil when absent), its version and the journal head
+// in one round trip. Expired levers not yet journaled are reaped first,
+// when the user may.
+func (s *Store) Get(ctx context.Context, kind Kind, target string) (*Lever, int64, string, error) {
+	k := s.keys
+	member := Member(kind, target)
+	for reaped := false; ; reaped = true {
+		pipe := s.client.Pipeline()
+		due := s.dueCheck(ctx, pipe)
+		lv := pipe.Get(ctx, k.Lever(kind, target))
+		ver := pipe.HGet(ctx, k.Versions(), member)
+		head := pipe.Get(ctx, k.JournalHead())
+		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+			return nil, 0, "", s.classify("read "+member, err, false)
+		}
+		if !reaped && len(due.Val()) > 0 && s.reapQuietly(ctx) {
+			continue
+		}
+		var version int64
+		if v := ver.Val(); v != "" {
+			version, _ = strconv.ParseInt(v, 10, 64)
+		}
+		s.setHead(head.Val())
+		if lv.Val() == "" {
+			return nil, version, head.Val(), nil
+		}
+		var l Lever
+		if err := json.Unmarshal([]byte(lv.Val()), &l); err != nil {
+			return nil, version, head.Val(), err
+		}
+		return &l, version, head.Val(), nil
+	}
+}
+
+// Levers returns every active lever, sorted by kind then target.
+func (s *Store) Levers(ctx context.Context) ([]Lever, error) {
+	k := s.keys
+	var members []string
+	for reaped := false; ; reaped = true {
+		pipe := s.client.Pipeline()
+		due := s.dueCheck(ctx, pipe)
+		all := pipe.ZRange(ctx, k.Index(), 0, -1)
+		if _, err := pipe.Exec(ctx); err != nil {
+			return nil, s.classify("list levers", err, false)
+		}
+		if !reaped && len(due.Val()) > 0 && s.reapQuietly(ctx) {
+			continue
+		}
+		members = all.Val()
+		break
+	}
+	if len(members) == 0 {
+		return nil, nil
+	}
+	keys := make([]string, len(members))
+	for i, m := range members {
+		kind, target, _ := ParseMember(m)
+		keys[i] = k.Lever(kind, target)
+	}
+	vals, err := s.client.MGet(ctx, keys...).Result()
+	if err != nil {
+		return nil, s.classify("list levers", err, false)
+	}
+	levers := make([]Lever, 0, len(vals))
+	for _, v := range vals {
+		str, ok := v.(string)
+		if !ok {
+			continue // expired between the two reads
+		}
+		var l Lever
+		if json.Unmarshal([]byte(str), &l) == nil {
+			levers = append(levers, l)
+		}
+	}
+	sortLevers(levers)
+	return levers, nil
+}
+
+// dueCheck queues a cheap probe for one index member past its expiry.
+func (s *Store) dueCheck(ctx context.Context, pipe redis.Pipeliner) *redis.StringSliceCmd {
+	return pipe.ZRangeByScore(ctx, s.keys.Index(), &redis.ZRangeBy{
+		Min: "-inf", Max: strconv.FormatInt(time.Now().UnixMilli(), 10), Count: 1,
+	})
+}
+
+// reapQuietly reaps for a reader and says whether anything was journaled.
+// A reader without write rights (a viewer) leaves it to the next writer:
+// the expired lever is absent for everyone either way.
+func (s *Store) reapQuietly(ctx context.Context) bool {
+	entries, err := s.Reap(ctx, time.Now())
+	return err == nil && len(entries) > 0
+}
+
+// Subscribe delivers every published Change until stop is called or ctx
+// ends. Messages that do not decode are skipped.
+func (s *Store) Subscribe(ctx context.Context) (<-chan Change, func()) {
+	ps := s.client.Subscribe(ctx, s.keys.Changes())
+	out := make(chan Change, 64)
+	done := make(chan struct{})
+	go func() {
+		defer close(out)
+		for msg := range ps.Channel() {
+			var c Change
+			if json.Unmarshal([]byte(msg.Payload), &c) != nil {
+				continue
+			}
+			select {
+			case out <- c:
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	var once sync.Once
+	return out, func() {
+		once.Do(func() {
+			close(done)
+			ps.Close()
+		})
+	}
+}
+
+// AckWindow is how recent a provider instance's heartbeat must be for it to
+// count as live.
+const AckWindow = 30 * time.Second
+
+// Acks says, for each lever member, how many live provider instances have
+// applied its current version, and how many instances are live. Providers
+// heartbeat in Keys.Instances and record applied versions in Keys.Ack.
+func (s *Store) Acks(ctx context.Context) (map[string]int, int, error) {
+	k := s.keys
+	since := strconv.FormatInt(time.Now().Add(-AckWindow).UnixMilli(), 10)
+	pipe := s.client.Pipeline()
+	inst := pipe.ZRangeByScore(ctx, k.Instances(), &redis.ZRangeBy{Min: since, Max: "+inf"})
+	vers := pipe.HGetAll(ctx, k.Versions())
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, 0, s.classify("read acknowledgements", err, false)
+	}
+	live := inst.Val()
+	seen := map[string]int{}
+	if len(live) == 0 {
+		return seen, 0, nil
+	}
+	pipe = s.client.Pipeline()
+	acks := make([]*redis.MapStringStringCmd, len(live))
+	for i, id := range live {
+		acks[i] = pipe.HGetAll(ctx, k.Ack(id))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, 0, s.classify("read acknowledgements", err, false)
+	}
+	for _, a := range acks {
+		for member, v := range a.Val() {
+			if cur, ok := vers.Val()[member]; ok && cur == v {
+				seen[member]++
+			}
+		}
+	}
+	return seen, len(live), nil
+}

@@ -1,0 +1,190 @@
+package controlplane
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/stormctl/stormctl/internal/config"
+	"github.com/stormctl/stormctl/internal/exit"
+)
+
+// Timeouts are short: during a storm Redis may be the thing struggling, and
+// a responder needs a clear failure in seconds, not a hang.
+const (
+	dialTimeout = 2 * time.Second
+	ioTimeout   = 3 * time.Second
+)
+
+// endpoint is a parsed control-plane address.
+type endpoint struct {
+	opts     *redis.UniversalOptions
+	scheme   string // redis, rediss, redis+sentinel, rediss+sentinel
+	display  string // URL without the password
+	password string // kept only to redact it from errors
+}
+
+// parseEndpoint turns the configured URL and credentials into client
+// options. Supported forms:
+//
+//	redis://[user[:password]@]host[:port][/db]            single node
+//	rediss://…                                             the same over TLS
+//	redis://…?addr=host2:port&addr=host3:port              Redis Cluster (seed nodes)
+//	redis+sentinel://[user[:password]@]s1:26379[,s2:26379]/master   Sentinel
+//
+// The password comes from the URL, else the environment variable named by
+// PasswordEnv, else the file PasswordFile. No error names the password.
+func parseEndpoint(cfg config.Redis, getenv func(string) string) (*endpoint, error) {
+	if cfg.URL == "" {
+		return nil, exit.NewUsage(errors.New("no control-plane Redis configured: set --redis-url, STORMCTL_REDIS_URL or redis.url in the context"))
+	}
+	u, err := url.Parse(cfg.URL)
+	if err != nil {
+		return nil, exit.NewUsage(fmt.Errorf("redis URL %s: invalid", redactRaw(cfg.URL)))
+	}
+	ep := &endpoint{scheme: u.Scheme}
+	if u.User != nil {
+		ep.password, _ = u.User.Password()
+	}
+	if ep.password == "" {
+		if ep.password, err = secret(cfg, getenv); err != nil {
+			return nil, exit.NewUsage(err)
+		}
+	}
+	o := &redis.UniversalOptions{
+		DialTimeout: dialTimeout, ReadTimeout: ioTimeout, WriteTimeout: ioTimeout,
+		// A write whose reply is lost must not be sent again behind the
+		// caller's back: the caller decides, with its idempotency key.
+		MaxRetries: -1,
+		PoolSize:   8,
+	}
+	q := u.Query()
+	switch u.Scheme {
+	case "redis", "rediss":
+		o.Addrs = append([]string{hostPort(u.Host, "6379")}, q["addr"]...)
+		q.Del("addr")
+	case "redis+sentinel", "rediss+sentinel":
+		for h := range strings.SplitSeq(u.Host, ",") {
+			o.Addrs = append(o.Addrs, hostPort(h, "26379"))
+		}
+		o.MasterName = strings.Trim(u.Path, "/")
+		u.Path = ""
+		if o.MasterName == "" {
+			return nil, exit.NewUsage(fmt.Errorf("redis URL %s: a sentinel URL names the master as its path, e.g. redis+sentinel://host:26379/mymaster", redactURL(u)))
+		}
+	default:
+		return nil, exit.NewUsage(fmt.Errorf("redis URL %s: scheme must be redis, rediss, redis+sentinel or rediss+sentinel", redactURL(u)))
+	}
+	if p := strings.Trim(u.Path, "/"); p != "" {
+		return nil, exit.NewUsage(fmt.Errorf("redis URL %s: stormctl uses database 0; remove the path %q", redactURL(u), u.Path))
+	}
+	if len(q) > 0 {
+		return nil, exit.NewUsage(fmt.Errorf("redis URL %s: unknown parameters (only addr= is understood)", redactURL(u)))
+	}
+	if u.User != nil {
+		o.Username = u.User.Username()
+	}
+	o.Password = ep.password
+	if o.MasterName != "" {
+		o.SentinelUsername, o.SentinelPassword = o.Username, o.Password
+	}
+	tlsOn := strings.HasPrefix(u.Scheme, "rediss")
+	if !tlsOn && cfg.TLS != (config.TLS{}) {
+		return nil, exit.NewUsage(fmt.Errorf("redis URL %s: TLS files are configured but the scheme is not rediss", redactURL(u)))
+	}
+	if tlsOn {
+		if o.TLSConfig, err = tlsConfig(cfg.TLS, u.Hostname()); err != nil {
+			return nil, exit.NewUsage(err)
+		}
+	}
+	ep.opts = o
+	ep.display = redactURL(u)
+	return ep, nil
+}
+
+func hostPort(h, port string) string {
+	if h == "" {
+		return "localhost:" + port
+	}
+	if strings.LastIndex(h, ":") > strings.LastIndex(h, "]") {
+		return h
+	}
+	return h + ":" + port
+}
+
+func secret(cfg config.Redis, getenv func(string) string) (string, error) {
+	if cfg.PasswordEnv != "" {
+		if v := getenv(cfg.PasswordEnv); v != "" {
+			return v, nil
+		}
+	}
+	if cfg.PasswordFile != "" {
+		b, err := os.ReadFile(cfg.PasswordFile)
+		if err != nil {
+			return "", fmt.Errorf("redis password file: %w", err)
+		}
+		return strings.TrimRight(string(b), "\r\n"), nil
+	}
+	return "", nil
+}
+
+func tlsConfig(t config.TLS, host string) (*tls.Config, error) {
+	c := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: host, InsecureSkipVerify: t.InsecureSkipVerify}
+	if t.ServerName != "" {
+		c.ServerName = t.ServerName
+	}
+	if t.CAFile != "" {
+		pem, err := os.ReadFile(t.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("redis TLS CA: %w", err)
+		}
+		c.RootCAs = x509.NewCertPool()
+		if !c.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("redis TLS CA %s: no PEM certificates", t.CAFile)
+		}
+	}
+	if t.CertFile != "" || t.KeyFile != "" {
+		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("redis TLS client certificate: %w", err)
+		}
+		c.Certificates = []tls.Certificate{cert}
+	}
+	return c, nil
+}
+
+// redactURL prints u with any password replaced.
+func redactURL(u *url.URL) string {
+	c := *u
+	c.RawQuery = ""
+	return c.Redacted()
+}
+
+var userinfo = regexp.MustCompile(`//[^@/]*@`)
+
+// redactRaw hides the userinfo of a URL that did not even parse.
+func redactRaw(s string) string { return userinfo.ReplaceAllString(s, "//xxxxx@") }
+
+// redacted hides a secret in an error's message. The secret can reach an
+// error through a library that quotes its input.
+type redacted struct {
+	err    error
+	secret string
+}
+
+func (r *redacted) Error() string {
+	if r.secret == "" {
+		return r.err.Error()
+	}
+	return strings.ReplaceAll(r.err.Error(), r.secret, "xxxxx")
+}
+
+func (r *redacted) Unwrap() error { return r.err }
