@@ -10,7 +10,9 @@ import (
 
 var t0 = time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 
-func at(min, sec int) time.Time { return t0.Add(time.Duration(min)*time.Minute + time.Duration(sec)*time.Second) }
+func at(min, sec int) time.Time {
+	return t0.Add(time.Duration(min)*time.Minute + time.Duration(sec)*time.Second)
+}
 
 func lever(value, id, actor string, created time.Time, ttl time.Duration, version int64) *LeverState {
 	return &LeverState{Value: value, ActionID: id, Actor: actor, Reason: "storm", Incident: "INC-7",
