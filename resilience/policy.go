@@ -39,8 +39,9 @@ func DefaultPolicy() Policy {
 		BackoffCap: 2 * time.Second, RetryOn: slices.Clone(DefaultRetryOn)}
 }
 
-// withDefaults fills every zero field from DefaultPolicy.
-func (p Policy) withDefaults() Policy {
+// WithDefaults fills every zero field from DefaultPolicy, as New does; a
+// simulation calling Next directly starts from it.
+func (p Policy) WithDefaults() Policy {
 	d := DefaultPolicy()
 	if p.MaxAttempts == 0 {
 		p.MaxAttempts = d.MaxAttempts

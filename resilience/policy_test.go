@@ -101,7 +101,7 @@ func TestPolicyValidate(t *testing.T) {
 		{MaxAttempts: -1}, {PerAttemptTimeout: -time.Second}, {BackoffBase: time.Second, BackoffCap: time.Millisecond},
 		{RetryOn: []Class{ClientError}}, {RetryOn: []Class{ThrottledNoHint}}, {RetryOn: []Class{Canceled}},
 	} {
-		p = p.withDefaults()
+		p = p.WithDefaults()
 		if err := p.Validate(); err == nil {
 			t.Errorf("%+v validated", p)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/open-feature/go-sdk/openfeature"
@@ -55,7 +56,7 @@ func New(cfg Config) (*Retrier, error) {
 	if cfg.Service == "" || cfg.Dependency == "" {
 		return nil, errors.New("resilience: service and dependency are required")
 	}
-	p := cfg.Policy.withDefaults()
+	p := cfg.Policy.WithDefaults()
 	bc := cfg.Budget.withDefaults()
 	brc := cfg.Breaker.withDefaults()
 	for _, err := range []error{p.Validate(), bc.Validate(), brc.Validate()} {
@@ -96,7 +97,11 @@ func New(cfg Config) (*Retrier, error) {
 }
 
 // Policy returns the policy in force when no lever applies.
-func (r *Retrier) Policy() Policy { return r.policy }
+func (r *Retrier) Policy() Policy {
+	p := r.policy
+	p.RetryOn = slices.Clone(p.RetryOn)
+	return p
+}
 
 // Budget returns the retry budget, nil when disabled.
 func (r *Retrier) Budget() RetryBudget { return r.budget }
