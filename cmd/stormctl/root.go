@@ -38,8 +38,9 @@ func Main(args []string, io *iostreams.IOStreams) int {
 // globalFlags are the persistent flags every command accepts.
 type globalFlags struct {
 	config.Overrides
-	output     string
-	configPath string
+	output      string
+	configPath  string
+	queriesDirs []string
 }
 
 // Factory hands commands their streams and lazily built dependencies, so
@@ -53,6 +54,8 @@ type Factory struct {
 	cfgOnce sync.Once
 	cfg     *config.Resolved
 	cfgErr  error
+
+	prom promDeps
 }
 
 func newFactory(io *iostreams.IOStreams, getenv func(string) string) *Factory {
@@ -114,10 +117,12 @@ breakers forced open, autoscaling frozen, degraded mode, load shed.`,
 	pf.StringVar(&f.flags.Actor, "actor", "", "who is acting, for the journal (env STORMCTL_ACTOR, default $USER)")
 	pf.StringVarP(&f.flags.output, "output", "o", "", "output format: table, json or yaml")
 	pf.StringVar(&f.flags.configPath, "config", "", "config file (env STORMCTL_CONFIG, default $XDG_CONFIG_HOME/stormctl/config.yaml)")
+	pf.StringArrayVar(&f.flags.queriesDirs, "queries", nil, "extra directory of saved-query YAML files (repeatable; config: queries-dirs)")
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json", "yaml"}, cobra.ShellCompDirectiveNoFileComp))
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exit.NewUsage(err) })
 
 	root.AddCommand(newVersionCmd(f))
+	root.AddCommand(newQueryCmd(f))
 	return root
 }
 

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+	"github.com/spf13/cobra"
+
+	"github.com/stormctl/stormctl/internal/exit"
+	"github.com/stormctl/stormctl/internal/output"
+	"github.com/stormctl/stormctl/queries"
+)
+
+// Statuses a series can have beyond the threshold's ok/warn/crit.
+const (
+	statusNoData = "no_data"
+	statusNaN    = "nan" // 0/0: e.g. no requests in the window
+)
+
+type pointJSON struct {
+	T time.Time `json:"t"`
+	V *float64  `json:"v"`
+}
+
+type seriesJSON struct {
+	Labels map[string]string `json:"labels"`
+	// Value is null when Prometheus returned NaN or ±Inf; ValueText says which.
+	Value     *float64 `json:"value"`
+	ValueText string   `json:"value_text,omitempty"`
+	Status    string   `json:"status"`
+	// Held is the level held over the whole for: window (query check only).
+	Held   string      `json:"held,omitempty"`
+	Points []pointJSON `json:"points,omitempty"`
+}
+
+type noDataJSON struct {
+	Missing []string `json:"missing,omitempty"`
+	Message string   `json:"message"`
+}
+
+type resultJSON struct {
+	renderedInfo
+	Threshold thresholdJSON `json:"threshold"`
+	At        time.Time     `json:"at"`
+	Status    string        `json:"status"`
+	Series    []seriesJSON  `json:"series"`
+	NoData    *noDataJSON   `json:"no_data,omitempty"`
+	Warnings  []string      `json:"warnings,omitempty"`
+	Infos     []string      `json:"infos,omitempty"`
+	Error     string        `json:"error,omitempty"`
+}
+
+func finite(v float64) (*float64, string) {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil, strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return &v, ""
+}
+
+func formatValue(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
+}
+
+// evalTime parses --time: empty for now, RFC 3339, a Unix timestamp, or a
+// negative offset such as -10m.
+func evalTime(s string, now time.Time) (time.Time, error) {
+	switch {
+	case s == "":
+		return time.Time{}, nil
+	case strings.HasPrefix(s, "-"):
+		d, err := model.ParseDuration(s[1:])
+		if err != nil {
+			return time.Time{}, exit.NewUsage(fmt.Errorf("--time %q: %w", s, err))
+		}
+		return now.Add(-time.Duration(d)), nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t, nil
+	}
+	if sec, err := strconv.ParseFloat(s, 64); err == nil {
+		return time.Unix(0, int64(sec*1e9)), nil
+	}
+	return time.Time{}, exit.NewUsage(fmt.Errorf("--time %q: want RFC 3339, a Unix time or -DURATION", s))
+}
+
+// rank orders statuses from worst to best for a query's overall status.
+var rank = map[string]int{string(queries.Crit): 4, string(queries.Warn): 3, statusNaN: 2, statusNoData: 1, string(queries.OK): 0}
+
+// toResult turns a runner result into the stable JSON shape.
+func toResult(r *queries.Rendered, res queries.Result) resultJSON {
+	out := resultJSON{renderedInfo: renderedJSON(r), Threshold: thresholdOf(r.Threshold), At: res.At,
+		Series: []seriesJSON{}, Warnings: res.Warnings, Infos: res.Infos, Status: statusNoData}
+	if res.Err != nil {
+		out.Error = res.Err.Error()
+		out.Status = "error"
+		return out
+	}
+	if res.NoData != nil {
+		out.NoData = &noDataJSON{Missing: res.NoData.Missing, Message: res.NoData.Message}
+		return out
+	}
+	worst := -1
+	for _, s := range res.Series {
+		sj := seriesJSON{Labels: s.Labels}
+		v := s.Value
+		if len(s.Points) > 0 {
+			for _, p := range s.Points {
+				pv, _ := finite(p.V)
+				sj.Points = append(sj.Points, pointJSON{T: p.T, V: pv})
+			}
+			v = s.Points[len(s.Points)-1].V
+		}
+		sj.Value, sj.ValueText = finite(v)
+		if sj.Value == nil {
+			sj.Status = statusNaN
+		} else {
+			sj.Status = string(r.Threshold.Evaluate(v))
+		}
+		if rank[sj.Status] > worst {
+			worst, out.Status = rank[sj.Status], sj.Status
+		}
+		out.Series = append(out.Series, sj)
+	}
+	return out
+}
+
+func seriesName(labels map[string]string) string {
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + labels[k]
+	}
+	if len(parts) == 0 {
+		return "(all)"
+	}
+	return strings.Join(parts, " ")
+}
+
+// printResults writes results as one table (or JSON/YAML when asked), and
+// Prometheus warnings and no-data explanations to stderr.
+func printResults(f *Factory, results []resultJSON, single bool) error {
+	var v any = results
+	if single {
+		v = results[0]
+	}
+	return f.Print(v, func(tty bool) error {
+		t := output.NewTable(f.IO.Out, tty, "query", "series", "value", "status", "unit")
+		for _, r := range results {
+			for _, w := range r.Warnings {
+				fmt.Fprintf(f.IO.ErrOut, "%s: prometheus warning: %s\n", r.ID, w)
+			}
+			for _, i := range r.Infos {
+				fmt.Fprintf(f.IO.ErrOut, "%s: prometheus info: %s\n", r.ID, i)
+			}
+			if b := boundNote(&queries.Rendered{Bound: r.Bound, Note: r.Note}); b != "" {
+				fmt.Fprintf(f.IO.ErrOut, "%s (%s)%s\n", r.ID, r.Pack, b)
+			}
+			switch {
+			case r.Error != "":
+				t.Row(r.ID, "-", "-", "error", r.Unit)
+				fmt.Fprintf(f.IO.ErrOut, "%s: %s\n", r.ID, r.Error)
+			case r.NoData != nil:
+				t.Row(r.ID, "-", "no data", statusNoData, r.Unit)
+				fmt.Fprintf(f.IO.ErrOut, "%s: no data: %s\n", r.ID, r.NoData.Message)
+			}
+			for _, s := range r.Series {
+				val := s.ValueText
+				if s.Value != nil {
+					val = formatValue(*s.Value)
+				}
+				status := s.Status
+				if s.Held != "" && rank[s.Held] < rank[s.Status] {
+					status += " (held " + s.Held + " for " + r.Threshold.For + ")"
+				}
+				t.Row(r.ID, seriesName(s.Labels), val, status, r.Unit)
+			}
+		}
+		return t.Flush()
+	})
+}
+
+func newQueryRunCmd(f *Factory) *cobra.Command {
+	var p queryParams
+	var at, rng, step string
+	cmd := &cobra.Command{
+		Use:   "run ID",
+		Short: "Run a saved query: value per series with its threshold status",
+		Args:  usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r, err := p.render(f, args[0])
+			if err != nil {
+				return err
+			}
+			q := queries.Request{Key: requestKey(r, p), Expr: r.Expr, Metrics: r.Metrics}
+			if q.Time, err = evalTime(at, time.Now()); err != nil {
+				return err
+			}
+			if rng != "" {
+				if q.Range, err = parseRange(q.Time, rng, step); err != nil {
+					return err
+				}
+			}
+			runner, err := f.Runner()
+			if err != nil {
+				return err
+			}
+			res := runner.Run(cmd.Context(), q)
+			if res.Err != nil {
+				return res.Err
+			}
+			return printResults(f, []resultJSON{toResult(r, res)}, true)
+		},
+	}
+	p.bind(cmd)
+	cmd.Flags().StringVar(&at, "time", "", "evaluation time: RFC 3339, Unix seconds, or -10m (default now)")
+	cmd.Flags().StringVar(&rng, "range", "", "run over a range ending at --time, e.g. 15m (query_range)")
+	cmd.Flags().StringVar(&step, "step", "15s", "resolution of --range")
+	return cmd
+}
+
+func requestKey(r *queries.Rendered, p queryParams) string {
+	return strings.Join([]string{r.QueryID, r.Pack, p.service, p.dependency, p.pool, p.window}, "|")
+}
+
+func parseRange(end time.Time, rng, step string) (*queries.Range, error) {
+	d, err := model.ParseDuration(rng)
+	if err != nil || d <= 0 {
+		return nil, exit.NewUsage(fmt.Errorf("--range %q: want a duration such as 15m", rng))
+	}
+	s, err := model.ParseDuration(step)
+	if err != nil || s <= 0 {
+		return nil, exit.NewUsage(fmt.Errorf("--step %q: want a duration such as 15s", step))
+	}
+	if time.Duration(d)/time.Duration(s) > 11000 {
+		return nil, exit.NewUsage(fmt.Errorf("--range %s / --step %s is over 11000 points: use a larger step", rng, step))
+	}
+	if end.IsZero() {
+		end = time.Now()
+	}
+	return &queries.Range{Start: end.Add(-time.Duration(d)), End: end, Step: time.Duration(s)}, nil
+}
