@@ -17,6 +17,7 @@ const DefaultPack = "stormctl"
 // Rendered is one query ready to send to Prometheus.
 type Rendered struct {
 	QueryID, Pack, Expr string
+	Unit                string // the query's unit
 	// Metrics are the metric names Expr reads, so "no data" can name the one missing.
 	Metrics   []string
 	Bound     string // "", "lower" or "upper": the value is a bound, not exact
@@ -82,7 +83,7 @@ func (c *Catalog) Render(id, pack string, p Params) (*Rendered, error) {
 		return nil, fmt.Errorf("render %s for pack %s: invalid PromQL: %w", id, pack, err)
 	}
 	return &Rendered{
-		QueryID: id, Pack: pack, Expr: expr,
+		QueryID: id, Pack: pack, Expr: expr, Unit: q.Unit,
 		Metrics: append([]string(nil), pq.Metrics...),
 		Bound:   pq.Bound, Note: pq.Note, Threshold: q.Threshold,
 	}, nil
