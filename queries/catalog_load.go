@@ -325,7 +325,10 @@ func (c *Catalog) packQuery(pd *packQueryDoc, o origin, pack string) (*PackQuery
 	if pd.Expr != "" {
 		t, err := template.New(pack).Funcs(placeholderFuncs).Option("missingkey=error").Parse(pd.Expr)
 		if err != nil {
-			return nil, yamlfile.Errors{o.errorf(".expr", "templates use {{ sel ... }}, {{ by ... }}, {{ labels ... }} and {{ window }}", "template does not parse: %v", err)}
+			return nil, yamlfile.Errors{o.errorf(".expr", templateHelp, "template does not parse: %v", err)}
+		}
+		if err := plainActions(t); err != nil {
+			return nil, yamlfile.Errors{o.errorf(".expr", templateHelp, "%v", err)}
 		}
 		pq.tmpl = t
 	}

@@ -2,7 +2,10 @@ package queries
 
 import (
 	"fmt"
+	"text/template"
+	"text/template/parse"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 
@@ -44,7 +47,7 @@ func selectedMetrics(ast parser.Expr, listed []string) ([]string, error) {
 		}
 		var m *labels.Matcher
 		for _, lm := range vs.LabelMatchers {
-			if lm.Name == labels.MetricName {
+			if lm.Name == model.MetricNameLabel {
 				m = lm
 			}
 		}
@@ -75,4 +78,36 @@ func selectedMetrics(ast parser.Expr, listed []string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+const templateHelp = "templates use {{ sel ... }}, {{ by ... }}, {{ labels ... }} and {{ window }}"
+
+// plainActions allows only text and calls of the template functions with
+// string arguments: no range, if, variables or nested templates, which
+// would make a catalogue file a program (a range over 1e9 never ends).
+func plainActions(t *template.Template) error {
+	if len(t.Templates()) > 1 {
+		return fmt.Errorf("templates may not define other templates")
+	}
+	for _, n := range t.Root.Nodes {
+		switch n := n.(type) {
+		case *parse.TextNode:
+		case *parse.ActionNode:
+			if len(n.Pipe.Decl) > 0 || len(n.Pipe.Cmds) != 1 {
+				return fmt.Errorf("%s: one function call per action, no variables or pipes", n)
+			}
+			args := n.Pipe.Cmds[0].Args
+			if _, ok := args[0].(*parse.IdentifierNode); !ok {
+				return fmt.Errorf("%s: an action must call sel, by, labels or window", n)
+			}
+			for _, a := range args[1:] {
+				if _, ok := a.(*parse.StringNode); !ok {
+					return fmt.Errorf("%s: function arguments must be quoted strings", n)
+				}
+			}
+		default:
+			return fmt.Errorf("%s: only text and {{ function \"args\" }} actions are allowed", n)
+		}
+	}
+	return nil
 }
