@@ -1,6 +1,7 @@
 package queries
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"time"
@@ -111,4 +112,19 @@ func (t Threshold) validate() error {
 		return fmt.Errorf("for must not be negative")
 	}
 	return nil
+}
+
+// MarshalJSON writes the threshold for -o json with For as a Prometheus
+// duration ("1m"), and leaves out an unset warn or crit.
+func (t Threshold) MarshalJSON() ([]byte, error) {
+	v := struct {
+		Warn      *float64  `json:"warn,omitempty"`
+		Crit      *float64  `json:"crit,omitempty"`
+		Direction Direction `json:"direction"`
+		For       string    `json:"for,omitempty"`
+	}{Warn: t.Warn, Crit: t.Crit, Direction: t.Direction}
+	if t.For > 0 {
+		v.For = promDuration(t.For)
+	}
+	return json.Marshal(v)
 }

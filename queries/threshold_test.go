@@ -1,6 +1,7 @@
 package queries
 
 import (
+	"encoding/json"
 	"math"
 	"testing"
 )
@@ -52,5 +53,15 @@ func TestThresholdString(t *testing.T) {
 	th := Threshold{Warn: f64(1.2), Crit: f64(1.3), Direction: Above, For: 60e9}
 	if got := th.String(); got != "warn > 1.2, crit > 1.3 for 1m" {
 		t.Errorf("String = %q", got)
+	}
+}
+
+func TestThresholdJSON(t *testing.T) {
+	b, err := json.Marshal(Threshold{Crit: f64(0.3), Direction: Above, For: 20e9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(b); got != `{"crit":0.3,"direction":"above","for":"20s"}` {
+		t.Errorf("JSON = %s", got)
 	}
 }
