@@ -92,7 +92,7 @@ func TestRenderEveryBuiltin(t *testing.T) {
 				if _, err := promql.ParseExpr(r.Expr); err != nil {
 					t.Errorf("%s/%s: %v\n%s", q.ID, pack, err, r.Expr)
 				}
-				if len(r.Metrics) == 0 || r.QueryID != q.ID || r.Pack != pack || r.Threshold.Direction == "" {
+				if len(r.Metrics) == 0 || r.QueryID != q.ID || r.Pack != pack || r.Unit != q.Unit || r.Threshold.Direction == "" {
 					t.Errorf("%s/%s: incomplete result %+v", q.ID, pack, r)
 				}
 				if p.Service != "" && q.declares(ParamService) && !strings.Contains(r.Expr, `="checkout"`) {
