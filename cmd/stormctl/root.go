@@ -123,6 +123,9 @@ breakers forced open, autoscaling frozen, degraded mode, load shed.`,
 
 	root.AddCommand(newVersionCmd(f))
 	root.AddCommand(newQueryCmd(f))
+	root.AddCommand(newStatusCmd(f))
+	root.AddCommand(newJournalCmd(f))
+	root.AddCommand(newACLCmd(f))
 	return root
 }
 

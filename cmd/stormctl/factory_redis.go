@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/stormctl/stormctl/controlplane"
+	"github.com/stormctl/stormctl/journal"
+)
+
+// storeDeps is the lazily opened control plane of one run. It is kept
+// beside the Factory rather than in it so that this file is the only one
+// the control plane adds to the command wiring.
+type storeDeps struct {
+	once  sync.Once
+	store *controlplane.Store
+	err   error
+}
+
+var (
+	storesByFactory sync.Map // *Factory → *storeDeps
+	quietRedisOnce  sync.Once
+)
+
+// quietLogger drops go-redis's own log lines (one per failed dial): stormctl
+// reports an unreachable server once, as a clear error.
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
+
+// Store opens the control plane of the current context on first use and
+// returns the same store for the rest of the run. An unreachable server is
+// an error matching controlplane.ErrUnavailable.
+func (f *Factory) Store(ctx context.Context) (*controlplane.Store, error) {
+	d, _ := storesByFactory.LoadOrStore(f, &storeDeps{})
+	deps := d.(*storeDeps)
+	deps.once.Do(func() {
+		cfg, err := f.Config()
+		if err != nil {
+			deps.err = err
+			return
+		}
+		quietRedisOnce.Do(func() { redis.SetLogger(quietLogger{}) })
+		deps.store, deps.err = controlplane.Open(ctx, cfg.Redis, f.getenv)
+	})
+	return deps.store, deps.err
+}
+
+// PendingPath is the local journal file used while Redis is unreachable
+// (STORMCTL_JOURNAL_PENDING, else under $XDG_STATE_HOME/stormctl).
+func (f *Factory) PendingPath() string { return journal.DefaultPendingPath(f.getenv) }

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stormctl/stormctl/controlplane"
+	"github.com/stormctl/stormctl/internal/output"
+)
+
+// statusLever is one row of `stormctl status -o json`: the lever as
+// stored, and how long it has left and who has seen it.
+type statusLever struct {
+	controlplane.Lever
+	// SecondsLeft is the time left before the lever expires by itself.
+	SecondsLeft int64 `json:"seconds_left"`
+	// SeenBy counts the live provider instances that applied this version.
+	SeenBy int `json:"seen_by"`
+}
+
+// statusOutput is the stable shape of `stormctl status -o json`.
+type statusOutput struct {
+	Server    string        `json:"server"`
+	RedisUser string        `json:"redis_user,omitempty"`
+	Instances int           `json:"instances"` // live provider instances
+	Levers    []statusLever `json:"levers"`
+}
+
+func newStatusCmd(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "status",
+		Short: "Show every active lever: value, holder, reason, time left, instances that see it",
+		Long: `Show every active lever with its value, the action and actor holding it, the
+reason and incident, the time left before it expires by itself, and how many of
+the live provider instances have applied it ("seen by 77/78").
+
+With -o json the shape is {server, redis_user, instances, levers: [{kind,
+target, value, action_id, actor, reason, incident, created_at, expires_at,
+version, previous (the lever it superseded, if any), seconds_left, seen_by}]}.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error { return runStatus(cmd.Context(), f, time.Now) },
+	}
+}
+
+func runStatus(ctx context.Context, f *Factory, now func() time.Time) error {
+	if _, err := f.Output(); err != nil {
+		return err
+	}
+	s, err := f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	levers, err := s.Levers(ctx)
+	if err != nil {
+		return err
+	}
+	seen, live, err := s.Acks(ctx)
+	if err != nil {
+		return err
+	}
+	user, _ := s.WhoAmI(ctx)
+	out := statusOutput{Server: s.String(), RedisUser: user, Instances: live, Levers: []statusLever{}}
+	t := now()
+	for _, l := range levers {
+		out.Levers = append(out.Levers, statusLever{Lever: l, SecondsLeft: int64(l.ExpiresAt.Sub(t).Seconds()),
+			SeenBy: seen[controlplane.Member(l.Kind, l.Target)]})
+	}
+	return f.Print(out, func(tty bool) error {
+		if len(out.Levers) == 0 {
+			fmt.Fprintf(f.IO.ErrOut, "no levers active on %s: normal operation\n", out.Server)
+			return nil
+		}
+		tp := output.NewTable(f.IO.Out, tty, "kind", "target", "value", "holder", "reason", "incident", "left", "seen by")
+		for _, l := range out.Levers {
+			tp.Row(string(l.Kind), l.Target, l.Value, l.Actor+" ("+l.ActionID+")", l.Reason, l.Incident,
+				left(time.Duration(l.SecondsLeft)*time.Second), fmt.Sprintf("%d/%d", l.SeenBy, out.Instances))
+		}
+		return tp.Flush()
+	})
+}
+
+// left is a duration for humans: "29m12s", "1h05m", "expiring".
+func left(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "expiring"
+	case d >= time.Hour:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return d.Round(time.Second).String()
+}
