@@ -20,8 +20,9 @@ var (
 	retryRate = phased{0, 10, 30, 0} // 10 requests/s × (amplification − 1)
 )
 
-func TestPackStormctl(t *testing.T) {
-	t.Parallel()
+// stormctlStorm is the storm in the stormctl metric contract: checkout's
+// calls to payments amplify 2× then 4× while ledger stays calm.
+func stormctlStorm() data {
 	d := newData()
 	pay := map[string]string{"service": "checkout", "dependency": "payments"}
 	led := map[string]string{"service": "checkout", "dependency": "ledger"}
@@ -42,7 +43,12 @@ func TestPackStormctl(t *testing.T) {
 	d.counter("stormctl_server_requests_total", map[string]string{"service": "checkout", "code": "200"}, phased{10, 10, 9, 10})
 	d.counter("stormctl_server_requests_total", map[string]string{"service": "checkout", "code": "503"}, phased{0, 0, 1, 0})
 	d.gauge("stormctl_replicas", map[string]string{"service": "checkout"}, phased{4, 4, 8, 8})
-	f := startFixture(t, d)
+	return d
+}
+
+func TestPackStormctl(t *testing.T) {
+	t.Parallel()
+	f := startFixture(t, stormctlStorm())
 
 	P, L := ls("service", "checkout", "dependency", "payments"), ls("service", "checkout", "dependency", "ledger")
 	S := ls("service", "checkout")

@@ -102,12 +102,13 @@ func phaseAt(d time.Duration) int {
 
 // fixture is a real Prometheus holding one pack's storm.
 type fixture struct {
-	t   *testing.T
+	t   testing.TB
+	url string
 	cat *Catalog
 	api v1.API
 }
 
-func startFixture(t *testing.T, d data) *fixture {
+func startFixture(t testing.TB, d data) *fixture {
 	t.Helper()
 	p := testenv.StartPrometheus(t, testenv.PromOptions{OpenMetrics: d.String()})
 	client, err := api.NewClient(api.Config{Address: p.URL})
@@ -118,7 +119,7 @@ func startFixture(t *testing.T, d data) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{t: t, cat: cat, api: v1.NewAPI(client)}
+	return &fixture{t: t, url: p.URL, cat: cat, api: v1.NewAPI(client)}
 }
 
 // eval runs expr at t0+at and returns each series' value by its label set.
