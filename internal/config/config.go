@@ -39,6 +39,11 @@ type Context struct {
 	QueriesDirs   []string           `yaml:"queries-dirs"`
 	PlaybooksDirs []string           `yaml:"playbooks-dirs"`
 	Services      map[string]Service `yaml:"services"`
+	// Inventory, Policy and Evidence configure the guards of actions
+	// (see actions.go in this package).
+	Inventory Inventory           `yaml:"inventory"`
+	Policy    Policy              `yaml:"policy"`
+	Evidence  map[string][]string `yaml:"evidence"`
 }
 
 // Service says which query pack answers for a service, and optionally which

@@ -1,0 +1,104 @@
+package actions
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/stormctl/stormctl/controlplane"
+	"github.com/stormctl/stormctl/journal"
+)
+
+// held finds the active levers of action id, or explains why there are none.
+func (s *Service) heldBy(ctx context.Context, id string) ([]controlplane.Lever, error) {
+	levers, err := s.Store.Levers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var mine []controlplane.Lever
+	for _, l := range levers {
+		if l.ActionID == id {
+			mine = append(mine, l)
+		}
+	}
+	if len(mine) > 0 {
+		return mine, nil
+	}
+	for _, l := range levers {
+		for p := l.Previous; p != nil; p = p.Previous {
+			if p.ActionID == id {
+				return nil, &NotFoundError{What: "action", ID: id, Detail: fmt.Sprintf(
+					"it was superseded on %s %s by action %s; release that one to restore it", l.Kind, l.Target, l.ActionID)}
+			}
+		}
+	}
+	return nil, &NotFoundError{What: "action", ID: id, Detail: "it expired, was released, or never applied; see `stormctl action list --all`"}
+}
+
+// Release undoes action id: each of its levers is removed, or restored to
+// the lever it superseded if that has not expired. The actor's role must
+// allow the kind. Releasing is never rate limited or confirmed: it is the
+// way back to normal.
+func (s *Service) Release(ctx context.Context, id, actor, reason string) (*Result, error) {
+	return s.change(ctx, "release", id, actor, reason, 0)
+}
+
+// Extend sets the expiry of action id's levers to now + ttl, within the
+// kind's maximum TTL.
+func (s *Service) Extend(ctx context.Context, id, actor, reason string, ttl time.Duration) (*Result, error) {
+	return s.change(ctx, "extend", id, actor, reason, ttl)
+}
+
+func (s *Service) change(ctx context.Context, op, id, actor, reason string, ttl time.Duration) (*Result, error) {
+	levers, err := s.heldBy(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	first := levers[0]
+	a := s.begin(Spec{Kind: string(first.Kind), Target: first.Target, Value: first.Value, Reason: reason, Actor: actor, TTL: ttl}, modeApply)
+	a.id, a.incident, a.leverActor = id, first.Incident, first.Actor
+	a.targets = nil
+	for _, l := range levers {
+		a.targets = append(a.targets, Target{Name: l.Target})
+	}
+	a.spec.Reason = reason
+	if reason == "" {
+		a.spec.Reason = op + " by " + actor + " (no reason given)"
+	}
+	checks := []guard{{GuardPolicy, func(context.Context) (verdict, error) {
+		if !s.Policy.Allows(actor, first.Kind) {
+			return refuse("ask someone whose role may", "%s (role %s) may not %s %s levers", actor, s.Policy.Role(actor), op, first.Kind), nil
+		}
+		return pass("%s is %s", actor, s.Policy.Role(actor)), nil
+	}}}
+	if op == "extend" {
+		checks = append(checks, guard{GuardTTL, a.ttl})
+	}
+	for _, g := range checks {
+		v, _ := g.check(ctx)
+		if v.refuse != nil {
+			v.refuse.Guard = g.name
+			a.guards = append(a.guards, GuardResult{Guard: g.name, Status: StatusRefused, Detail: v.refuse.Reason})
+			return nil, a.refuse(ctx, v.refuse)
+		}
+		a.guards = append(a.guards, GuardResult{Guard: g.name, Status: v.status, Detail: v.detail})
+	}
+	res := &Result{Operation: op, ActionID: id, Kind: first.Kind, Value: first.Value, Actor: actor, Reason: a.spec.Reason,
+		Incident: first.Incident, TTL: journal.Duration(ttl), Guards: a.guards}
+	for _, l := range levers {
+		e := journal.Entry{Actor: actor, Reason: a.spec.Reason, ActionID: id, Incident: l.Incident, TTL: journal.Duration(ttl)}
+		var r controlplane.Result
+		if op == "extend" {
+			exp := s.Clock.Now().Add(ttl)
+			res.ExpiresAt = &exp
+			r, err = s.Store.Extend(ctx, controlplane.ExtendRequest{Current: &l, ExpiresAt: exp, Entry: e})
+		} else {
+			r, err = s.Store.Release(ctx, controlplane.ReleaseRequest{Current: &l, Entry: e})
+		}
+		if err != nil {
+			return res, err
+		}
+		res.Targets = append(res.Targets, TargetResult{Target: l.Target, Before: &l, After: r.Lever, Version: r.Version, JournalEntry: r.Entry.ID})
+	}
+	return res, nil
+}

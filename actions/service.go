@@ -1,0 +1,351 @@
+package actions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/stormctl/stormctl/controlplane"
+	"github.com/stormctl/stormctl/journal"
+)
+
+// Spec is what an actor asks for, as typed on the command line.
+type Spec struct {
+	Kind, Target, Value string
+	TTL                 time.Duration
+	Reason              string
+	Actor               string
+	// Incident is attached to the action; "" attaches the current incident.
+	Incident  string
+	Force     bool // act without supporting evidence (journaled as forced)
+	Supersede bool // replace a lever another action holds
+	Yes       bool // confirmed in a script
+	// Targets is the explicit count of targets (--targets N), needed when
+	// a comma list names more than the policy's blast radius.
+	Targets        int
+	IdempotencyKey string
+}
+
+// Service runs the guards and pulls levers through the control plane.
+type Service struct {
+	Store     ControlPlane
+	Journal   Journal
+	Policy    *Policy
+	Inventory Inventory
+	Evidence  Evidence
+	Clock     Clock
+	// Confirm asks at a terminal; nil means there is none, so only --yes
+	// confirms.
+	Confirm Confirmer
+}
+
+type mode int
+
+const (
+	modePlan mode = iota
+	modeApply
+	modeRequest
+	modeApprove
+)
+
+// leverState is a lever as read before writing it.
+type leverState struct {
+	cur     *controlplane.Lever
+	version int64
+	head    string
+}
+
+// attempt is one run of the guards for one action.
+type attempt struct {
+	s          *Service
+	spec       Spec
+	mode       mode
+	id         string // the action id
+	actor      string // who acts now: the requester, or the approver
+	leverActor string // who holds the lever: the requester
+	approval   *Approval
+	// approvalRaw is the request record as read, for compare-and-set.
+	approvalRaw string
+
+	ks       KindSpec
+	kindOK   bool
+	targets  []Target // still to apply (replayed targets removed)
+	total    int      // targets named, for the blast radius
+	value    string
+	incident string
+
+	evidence map[string][]journal.Evidence
+	forced   bool
+	pending  bool
+	state    map[string]leverState
+	replayed []TargetResult
+	guards   []GuardResult
+}
+
+func (s *Service) begin(spec Spec, m mode) *attempt {
+	a := &attempt{s: s, spec: spec, mode: m, id: journal.NewID(), actor: spec.Actor, leverActor: spec.Actor,
+		evidence: map[string][]journal.Evidence{}, state: map[string]leverState{}, value: spec.Value}
+	if ks, err := ParseKind(spec.Kind); err == nil {
+		a.ks, a.kindOK = ks, true
+		if ts, err := ks.ParseTargets(spec.Target); err == nil {
+			a.targets, a.total = ts, len(ts)
+		}
+		if v, err := ks.ParseValue(spec.Value); err == nil {
+			a.value = v
+		}
+	}
+	return a
+}
+
+// Plan runs every guard without asking for confirmation or writing
+// anything but the action.planned journal entries, and returns what apply
+// would do. The error is what apply would return (a *RefusedError or a
+// *PendingError), so a plan is a gate with apply's exit code.
+func (s *Service) Plan(ctx context.Context, spec Spec) (*Result, error) {
+	a := s.begin(spec, modePlan)
+	ref, err := a.run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	outcome := "would apply"
+	var verdict error
+	switch {
+	case ref != nil:
+		outcome, verdict = "would be refused by the "+ref.Guard+" guard: "+ref.Reason, ref
+	case a.pending:
+		outcome = "would need approval by a second person"
+		verdict = &PendingError{Request: a.newApproval(), Planned: true}
+	}
+	res := a.result("plan")
+	for i, name := range a.names() {
+		e := a.entry(journal.ActionPlanned, name)
+		e.Outcome = outcome
+		if i < len(res.Targets) {
+			e.Previous, e.New = stateOf(res.Targets[i].Before), stateOf(res.Targets[i].After)
+		}
+		sealed, _, err := s.Journal.Append(ctx, e)
+		if err != nil {
+			return res, fmt.Errorf("plan: journal: %w", err)
+		}
+		if i < len(res.Targets) {
+			res.Targets[i].JournalEntry = sealed.ID
+		}
+	}
+	return res, verdict
+}
+
+// Apply runs the guards and, if they pass, sets the levers. A kind that
+// needs approval records a request and returns a *PendingError.
+func (s *Service) Apply(ctx context.Context, spec Spec) (*Result, error) {
+	return s.apply(ctx, s.begin(spec, modeApply), "apply")
+}
+
+func (s *Service) apply(ctx context.Context, a *attempt, op string) (*Result, error) {
+	if done, err := a.replay(ctx); done || err != nil {
+		if err != nil {
+			return nil, a.failed(ctx, err)
+		}
+		return a.result(op), nil
+	}
+	ref, err := a.run(ctx)
+	if err != nil {
+		return nil, a.failed(ctx, err)
+	}
+	if ref != nil {
+		return a.result(op), a.refuse(ctx, ref)
+	}
+	if a.pending {
+		ap, err := a.request(ctx)
+		if err != nil {
+			return nil, err
+		}
+		res := a.result(op)
+		res.RequestID = ap.ID
+		return res, &PendingError{Request: ap}
+	}
+	if a.approval != nil && a.approval.Status == RequestPending {
+		if err := a.approve(ctx); err != nil {
+			return nil, err
+		}
+	}
+	st, err := s.Store.Rate(ctx, a.actor, s.Policy.RateLimit(), true)
+	if err != nil {
+		return nil, a.failed(ctx, err)
+	}
+	if ref := a.rateRefusal(st); ref != nil {
+		a.guards = append(a.guards, GuardResult{Guard: GuardRateLimit, Status: StatusRefused, Detail: ref.Reason})
+		return a.result(op), a.refuse(ctx, ref)
+	}
+	return a.commit(ctx, op)
+}
+
+// commit writes each lever; a failure part way leaves the earlier targets
+// applied, and says so.
+func (a *attempt) commit(ctx context.Context, op string) (*Result, error) {
+	now := a.s.Clock.Now()
+	res := a.result(op)
+	res.Targets = res.Targets[:len(a.replayed)]
+	var done []string
+	for i, t := range a.targets {
+		st := a.state[t.Name]
+		e := a.entry("", t.Name)
+		head := ""
+		if i == 0 {
+			head = st.head
+		}
+		r, err := a.s.Store.Apply(ctx, controlplane.ApplyRequest{
+			Lever: controlplane.Lever{Kind: a.ks.Kind, Target: t.Name, Value: a.value, ActionID: a.id, Actor: a.leverActor,
+				Reason: a.spec.Reason, Incident: a.incident, CreatedAt: now, ExpiresAt: now.Add(a.spec.TTL)},
+			Expected: st.version, Current: st.cur, Head: head, Entry: e, IdempotencyKey: a.idemKey(t.Name),
+		})
+		if err != nil {
+			if len(done) > 0 {
+				err = fmt.Errorf("applied to %s but not to %s: %w", strings.Join(done, ", "), t.Name, err)
+			}
+			return res, err
+		}
+		done = append(done, t.Name)
+		res.Targets = append(res.Targets, TargetResult{Target: t.Name, Before: st.cur, After: r.Lever, Version: r.Version,
+			Evidence: a.evidence[t.Name], JournalEntry: r.Entry.ID, Replayed: r.Replayed})
+	}
+	return res, nil
+}
+
+// replay answers a retried apply from the first results of its
+// idempotency key; targets not yet applied go through the guards.
+func (a *attempt) replay(ctx context.Context) (bool, error) {
+	key := a.idemKey("")
+	if key == "" || len(a.targets) == 0 {
+		return false, nil
+	}
+	var rest []Target
+	for _, t := range a.targets {
+		r, err := a.s.Store.Replay(ctx, a.idemKey(t.Name))
+		if err != nil {
+			return false, err
+		}
+		if r == nil || r.Lever == nil {
+			rest = append(rest, t)
+			continue
+		}
+		a.id = r.Lever.ActionID
+		a.forced = r.Entry.Forced
+		a.incident = r.Lever.Incident
+		a.evidence[t.Name] = r.Entry.Evidence
+		a.replayed = append(a.replayed, TargetResult{Target: t.Name, Before: r.Lever.Previous, After: r.Lever,
+			Version: r.Version, Evidence: r.Entry.Evidence, JournalEntry: r.Entry.ID, Replayed: true})
+	}
+	a.targets = rest
+	if len(a.replayed) > 0 {
+		a.guards = append(a.guards, GuardResult{Guard: "idempotency", Status: StatusReplayed,
+			Detail: fmt.Sprintf("%d target(s) already applied with this key; nothing changed for them", len(a.replayed))})
+	}
+	return len(rest) == 0, nil
+}
+
+func (a *attempt) idemKey(target string) string {
+	base := a.spec.IdempotencyKey
+	if a.approval != nil {
+		base = "request:" + a.approval.ID
+	}
+	if base == "" || target == "" || a.total <= 1 {
+		return base
+	}
+	return base + "/" + target
+}
+
+// names are the targets to journal: the parsed ones, or the raw text when
+// it did not parse.
+func (a *attempt) names() []string {
+	if len(a.targets) == 0 {
+		return []string{a.spec.Target}
+	}
+	out := make([]string, len(a.targets))
+	for i, t := range a.targets {
+		out[i] = t.Name
+	}
+	return out
+}
+
+// entry is the journal entry of this attempt for one target.
+func (a *attempt) entry(ev journal.Event, target string) journal.Entry {
+	kind := a.spec.Kind
+	if a.kindOK {
+		kind = string(a.ks.Kind)
+	}
+	return journal.Entry{Event: ev, Actor: a.actor, Incident: a.incident, ActionID: a.id, Kind: kind, Target: target,
+		Value: a.value, TTL: journal.Duration(a.spec.TTL), Reason: a.spec.Reason, Forced: a.forced, Evidence: a.evidence[target]}
+}
+
+// refuse journals a refusal, one entry per target, and returns it.
+func (a *attempt) refuse(ctx context.Context, ref *RefusedError) error {
+	var errs []error
+	for _, name := range a.names() {
+		e := a.entry(journal.ActionRefused, name)
+		e.Outcome = "refused: " + ref.Guard
+		e.Error = ref.Error()
+		if st, ok := a.state[name]; ok && ref.Guard == GuardConflict {
+			e.Previous = stateOf(st.cur)
+		}
+		sealed, local, err := a.s.Journal.Append(ctx, e)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		ref.Entries = append(ref.Entries, sealed.ID)
+		ref.Local = ref.Local || local
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w (and the refusal could not be journaled: %v)", ref, errors.Join(errs...))
+	}
+	return ref
+}
+
+// failed records an attempt that could not be completed, e.g. because the
+// control plane is unreachable (the entry then goes to the local file).
+func (a *attempt) failed(ctx context.Context, cause error) error {
+	for _, name := range a.names() {
+		e := a.entry(journal.ActionRefused, name)
+		e.Outcome = "error"
+		e.Error = cause.Error()
+		if _, _, err := a.s.Journal.Append(ctx, e); err != nil {
+			return fmt.Errorf("%w (and the attempt could not be journaled: %v)", cause, err)
+		}
+	}
+	return cause
+}
+
+func (a *attempt) result(op string) *Result {
+	kind := Kind(a.spec.Kind)
+	if a.kindOK {
+		kind = a.ks.Kind
+	}
+	r := &Result{Operation: op, ActionID: a.id, Kind: kind, Value: a.value, Actor: a.leverActor, Reason: a.spec.Reason,
+		Incident: a.incident, TTL: journal.Duration(a.spec.TTL), Forced: a.forced, Guards: a.guards,
+		Targets: append([]TargetResult{}, a.replayed...)}
+	if a.approval != nil {
+		r.RequestID = a.approval.ID
+		if a.actor != a.leverActor {
+			r.ApprovedBy = a.actor
+		}
+	}
+	r.Replayed = len(a.replayed) > 0 && len(a.targets) == 0
+	now := a.s.Clock.Now()
+	if a.spec.TTL > 0 && !r.Replayed {
+		exp := now.Add(a.spec.TTL).UTC()
+		r.ExpiresAt = &exp
+	}
+	for _, t := range a.targets {
+		st := a.state[t.Name]
+		tr := TargetResult{Target: t.Name, Before: st.cur, Version: st.version + 1, Evidence: a.evidence[t.Name]}
+		if a.kindOK && a.spec.TTL > 0 {
+			tr.After = &controlplane.Lever{Kind: a.ks.Kind, Target: t.Name, Value: a.value, ActionID: a.id, Actor: a.leverActor,
+				Reason: a.spec.Reason, Incident: a.incident, CreatedAt: now.UTC(), ExpiresAt: now.Add(a.spec.TTL).UTC(),
+				Version: st.version + 1, Previous: st.cur}
+		}
+		r.Targets = append(r.Targets, tr)
+	}
+	return r
+}
