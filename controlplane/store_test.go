@@ -14,7 +14,7 @@ import (
 	"github.com/stormctl/stormctl/journal"
 )
 
-func openStore(t *testing.T, r *testenv.Redis, user, pass string) *Store {
+func openStore(t testing.TB, r *testenv.Redis, user, pass string) *Store {
 	t.Helper()
 	s, err := Open(context.Background(), config.Redis{URL: r.URL(user, pass), Namespace: "t"}, func(string) string { return "" })
 	if err != nil {

@@ -38,6 +38,7 @@ type endpoint struct {
 //	redis://[user[:password]@]host[:port][/db]            single node
 //	rediss://…                                             the same over TLS
 //	redis://…?addr=host2:port&addr=host3:port              Redis Cluster (seed nodes)
+//	redis://host:port?cluster=true                         Redis Cluster from one seed
 //	redis+sentinel://[user[:password]@]s1:26379[,s2:26379]/master   Sentinel
 //
 // The password comes from the URL, else the environment variable named by
@@ -70,7 +71,9 @@ func parseEndpoint(cfg config.Redis, getenv func(string) string) (*endpoint, err
 	switch u.Scheme {
 	case "redis", "rediss":
 		o.Addrs = append([]string{hostPort(u.Host, "6379")}, q["addr"]...)
+		o.IsClusterMode = q.Get("cluster") == "true"
 		q.Del("addr")
+		q.Del("cluster")
 	case "redis+sentinel", "rediss+sentinel":
 		for h := range strings.SplitSeq(u.Host, ",") {
 			o.Addrs = append(o.Addrs, hostPort(h, "26379"))
@@ -87,7 +90,7 @@ func parseEndpoint(cfg config.Redis, getenv func(string) string) (*endpoint, err
 		return nil, exit.NewUsage(fmt.Errorf("redis URL %s: stormctl uses database 0; remove the path %q", redactURL(u), u.Path))
 	}
 	if len(q) > 0 {
-		return nil, exit.NewUsage(fmt.Errorf("redis URL %s: unknown parameters (only addr= is understood)", redactURL(u)))
+		return nil, exit.NewUsage(fmt.Errorf("redis URL %s: unknown parameters (only addr= and cluster=true are understood)", redactURL(u)))
 	}
 	if u.User != nil {
 		o.Username = u.User.Username()

@@ -80,7 +80,7 @@ func (s *Stream) Follow(ctx context.Context, after string) iter.Seq2[Record, err
 			}
 		}
 		for ctx.Err() == nil {
-			res, err := s.client.XRead(ctx, &redis.XReadArgs{Streams: []string{s.key, after}, Block: 5 * time.Second, Count: 100}).Result()
+			res, err := s.client.XRead(ctx, &redis.XReadArgs{Streams: []string{s.key, after}, Block: 2 * time.Second, Count: 100}).Result()
 			if errors.Is(err, redis.Nil) {
 				continue
 			}
