@@ -18,7 +18,8 @@ type Role string
 // SCRIPT LOAD for the NOSCRIPT fallback). Redis checks every command a
 // script runs against the caller's rights, so the responder is also granted
 // exactly the writes the scripts make (SET, DEL, HSET, HDEL, ZADD, ZREM,
-// XADD, SADD, PUBLISH) on the namespace's keys and channel. Redis cannot
+// XADD, SADD, PUBLISH, and INCR and PEXPIRE for the rate limit) on the
+// namespace's keys and channel. Redis cannot
 // grant a command "only from inside a script": a responder with redis-cli
 // could write a key directly. The journal and `journal verify` make such a
 // write visible (a lever without its entry), they cannot prevent it.
@@ -63,7 +64,7 @@ func ACLRules(role Role, k Keys) []string {
 		return rules
 	}
 	return append(rules, "+evalsha", "+eval", "+script|load", "+script|exists",
-		"+set", "+del", "+hset", "+hdel", "+zadd", "+zrem", "+xadd", "+sadd", "+publish")
+		"+set", "+del", "+hset", "+hdel", "+zadd", "+zrem", "+xadd", "+sadd", "+publish", "+incr", "+pexpire")
 }
 
 // ACLCommand is the `ACL SETUSER` command line for user with role;

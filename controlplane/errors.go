@@ -117,7 +117,7 @@ func (s *Store) classify(op string, err error, write bool) error {
 	}
 	var rerr redis.Error
 	switch {
-	case errors.As(err, &rerr) && strings.HasPrefix(rerr.Error(), "NOPERM"):
+	case errors.As(err, &rerr) && isPermission(rerr.Error()):
 		return &PermissionError{User: s.user, Op: op, Err: s.redact(err)}
 	case errors.As(err, &rerr):
 		return fmt.Errorf("%s: %w", op, s.redact(err))
@@ -127,6 +127,12 @@ func (s *Store) classify(op string, err error, write bool) error {
 		return &UncertainError{Addr: s.ep.display, Op: op, Err: s.redact(err)}
 	}
 	return &UnavailableError{Addr: s.ep.display, Op: op, Err: s.redact(err)}
+}
+
+// isPermission recognises ACL refusals: NOPERM for a command, and the
+// error a script gets when it runs a command its caller may not.
+func isPermission(msg string) bool {
+	return strings.HasPrefix(msg, "NOPERM") || strings.Contains(msg, "user executing the script can't run")
 }
 
 // isDialError says the command never left: no connection could be made.
