@@ -135,41 +135,49 @@ func (s *Store) Subscribe(ctx context.Context) (<-chan Change, func()) {
 	}
 }
 
-// AckWindow is how recent a provider instance's heartbeat must be for it to
-// count as live.
-const AckWindow = 30 * time.Second
-
 // Acks says, for each lever member, how many live provider instances have
-// applied its current version, and how many instances are live. Providers
-// heartbeat in Keys.Instances and record applied versions in Keys.Ack.
+// applied its current version (or a later one), and how many instances are
+// live. It follows the providers' contract (flags/): each instance
+// heartbeats in Keys.Instances and rewrites its hash Keys.Ack(id) — applied
+// versions by member, and a "_seen" field — with a TTL, so an instance is
+// live exactly while its ack hash exists.
 func (s *Store) Acks(ctx context.Context) (map[string]int, int, error) {
 	k := s.keys
-	since := strconv.FormatInt(time.Now().Add(-AckWindow).UnixMilli(), 10)
 	pipe := s.client.Pipeline()
-	inst := pipe.ZRangeByScore(ctx, k.Instances(), &redis.ZRangeBy{Min: since, Max: "+inf"})
+	inst := pipe.ZRange(ctx, k.Instances(), 0, -1)
 	vers := pipe.HGetAll(ctx, k.Versions())
 	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, 0, s.classify("read acknowledgements", err, false)
 	}
-	live := inst.Val()
 	seen := map[string]int{}
-	if len(live) == 0 {
+	if len(inst.Val()) == 0 {
 		return seen, 0, nil
 	}
 	pipe = s.client.Pipeline()
-	acks := make([]*redis.MapStringStringCmd, len(live))
-	for i, id := range live {
+	acks := make([]*redis.MapStringStringCmd, len(inst.Val()))
+	for i, id := range inst.Val() {
 		acks[i] = pipe.HGetAll(ctx, k.Ack(id))
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, 0, s.classify("read acknowledgements", err, false)
 	}
+	live := 0
 	for _, a := range acks {
+		if len(a.Val()) == 0 {
+			continue // its ack expired: the instance stopped
+		}
+		live++
 		for member, v := range a.Val() {
-			if cur, ok := vers.Val()[member]; ok && cur == v {
+			cur, ok := vers.Val()[member]
+			if !ok {
+				continue
+			}
+			applied, err1 := strconv.ParseInt(v, 10, 64)
+			want, err2 := strconv.ParseInt(cur, 10, 64)
+			if err1 == nil && err2 == nil && applied >= want {
 				seen[member]++
 			}
 		}
 	}
-	return seen, len(live), nil
+	return seen, live, nil
 }

@@ -60,7 +60,10 @@ func TestStatus(t *testing.T) {
 	c, k := s.Client(), s.Keys()
 	now := float64(time.Now().UnixMilli())
 	c.ZAdd(ctx, k.Instances(), redis.Z{Score: now, Member: "pod-1"}, redis.Z{Score: now, Member: "pod-2"}, redis.Z{Score: now - float64(time.Hour.Milliseconds()), Member: "gone"})
-	c.HSet(ctx, k.Ack("pod-1"), "retries:checkout->payments", "1", "breaker:payments", "0")
+	// As flags/ writes them: pod-1 applied the retries lever; pod-2 is live
+	// but has not caught up; "gone" stopped, so its ack hash expired.
+	c.HSet(ctx, k.Ack("pod-1"), "_seen", now, "retries:checkout->payments", "1", "breaker:payments", "0")
+	c.HSet(ctx, k.Ack("pod-2"), "_seen", now)
 	env := map[string]string{"STORMCTL_REDIS_URL": r.URL("", "")}
 
 	out, stderr, code := runCLI(t, env, "status", "-o", "json")
