@@ -1,0 +1,245 @@
+// Package sim is the storm lab's discrete-event simulation: a fleet of
+// services with pools, layered retry policies, breakers, budgets, an
+// autoscaler and a degraded path, calling dependencies that slow down, shed
+// and keep working on abandoned requests. It runs on a virtual clock,
+// deterministic for a seed, with resilience's own retry decisions, and
+// samples DESIGN.md's metric contract every scrape interval.
+package sim
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/prometheus/storage"
+)
+
+// Appendable receives the sampled series (the lab's TSDB).
+type Appendable interface {
+	Appender(ctx context.Context) storage.Appender
+}
+
+// Options configure a run.
+type Options struct {
+	Seed uint64
+	// Until is the simulated time to run; zero means the scenario's duration.
+	Until time.Duration
+	// Epoch is the wall time of simulated time zero: samples are stamped
+	// Epoch + simulated time, so that "now" queries work while serving.
+	Epoch time.Time
+	// Speed paces the run against the wall clock: 0 runs as fast as
+	// possible, 1 in real time, N at N× real time.
+	Speed float64
+	// Store receives the samples; nil keeps metrics in memory only.
+	Store Appendable
+	// Levers are read once per scrape interval; nil means none.
+	Levers Levers
+	// Events are lever changes at simulated times, applied on top of Levers.
+	Events []LeverEvent
+}
+
+// Sim is one simulation run. Its exported methods are safe to call from
+// other goroutines while Run is running (a /metrics handler, say).
+type Sim struct {
+	mu   sync.Mutex
+	sc   *Scenario
+	opts Options
+	now  time.Duration
+	heap eventHeap
+	seq  uint64
+	rng  *rand.Rand
+
+	services  []*service
+	svcByName map[string]*service
+	deps      []*dependency
+	depByName map[string]*dependency
+	edge      *service
+
+	reqs   slab[request]
+	frames slab[frame]
+	jobs   slab[job]
+
+	reg    *registry
+	levers *eventLevers
+	stats  *stats
+	err    error
+}
+
+// New builds the fleet of sc.
+func New(sc *Scenario, opts Options) (*Sim, error) {
+	if opts.Until == 0 {
+		opts.Until = sc.Duration.D()
+	}
+	if opts.Epoch.IsZero() {
+		opts.Epoch = time.Now().Add(-opts.Until)
+	}
+	s := &Sim{sc: sc, opts: opts, rng: rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x5bd1e995)),
+		svcByName: map[string]*service{}, depByName: map[string]*dependency{}, reg: newRegistry()}
+	s.levers = newEventLevers(opts.Levers, opts.Events)
+	s.buildDependencies()
+	if err := s.buildServices(); err != nil {
+		return nil, err
+	}
+	s.edge = s.svcByName[sc.Edge.Service]
+	s.refreshLevers()
+	for _, svc := range s.services {
+		for i := 0; i < svc.spec.Replicas; i++ {
+			s.addPod(svc, 0)
+		}
+		if a := svc.spec.Autoscaler; a != nil {
+			s.schedule(a.Interval.D(), evAutoscale, ref{id: int32(svc.idx)})
+		}
+	}
+	s.stats = newStats(s)
+	s.schedule(0, evTick, ref{})
+	s.schedule(s.interarrival(), evArrival, ref{})
+	return s, nil
+}
+
+func (s *Sim) schedule(at time.Duration, k evKind, r ref) {
+	s.seq++
+	s.heap.push(event{at: at, seq: s.seq, kind: k, ref: r})
+}
+
+func (s *Sim) interarrival() time.Duration {
+	return time.Duration(s.rng.ExpFloat64() / s.sc.Edge.RPS * float64(time.Second))
+}
+
+// wall returns the wall time of simulated time t.
+func (s *Sim) wall(t time.Duration) time.Time { return s.opts.Epoch.Add(t) }
+
+// Run simulates until Options.Until, the context ends, or a sample cannot
+// be stored.
+func (s *Sim) Run(ctx context.Context) error {
+	start := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for n := 0; len(s.heap) > 0; n++ {
+		e := s.heap[0]
+		if e.at > s.opts.Until {
+			break
+		}
+		if s.opts.Speed > 0 {
+			due := start.Add(time.Duration(float64(e.at) / s.opts.Speed))
+			if wait := time.Until(due); wait > 0 {
+				s.mu.Unlock()
+				t := time.NewTimer(wait)
+				select {
+				case <-ctx.Done():
+				case <-t.C:
+				}
+				t.Stop()
+				s.mu.Lock()
+			}
+		}
+		if n&1023 == 0 || s.opts.Speed > 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		s.heap.pop()
+		s.now = e.at
+		s.dispatch(e)
+		if s.err != nil {
+			return s.err
+		}
+	}
+	s.now = s.opts.Until
+	return nil
+}
+
+func (s *Sim) dispatch(e event) {
+	switch e.kind {
+	case evArrival:
+		s.arrive(s.edge, ref{id: -1}, ref{id: -1}, s.edgeDeadline())
+		s.schedule(s.now+s.interarrival(), evArrival, ref{})
+	case evWorkDone:
+		if r := s.reqs.get(e.ref); r != nil {
+			s.nextCall(e.ref, r)
+		}
+	case evPoolTimeout:
+		if r := s.reqs.get(e.ref); r != nil && r.waiting {
+			r.waiting = false
+			r.pod.pools[r.ep.pool].waiting--
+			s.respond(e.ref, r, 503)
+		}
+	case evDeadline:
+		if r := s.reqs.get(e.ref); r != nil && !r.answered {
+			s.answerEdge(r, 504)
+		}
+	case evTimeout:
+		s.attemptTimeout(e.ref)
+	case evBackoff:
+		if f := s.frames.get(e.ref); f != nil {
+			s.attempt(e.ref)
+		}
+	case evJobDone:
+		s.jobDone(e.ref)
+	case evTick:
+		s.tick()
+		s.schedule(s.now+s.sc.ScrapeInterval.D(), evTick, ref{})
+	case evAutoscale:
+		s.autoscale(s.services[e.ref.id])
+	case evPodReady:
+		p := s.services[e.ref.id].pods[e.ref.gen]
+		p.ready = true
+	}
+}
+
+func (s *Sim) edgeDeadline() time.Duration {
+	if d := s.sc.Edge.Deadline.D(); d > 0 {
+		return s.now + d
+	}
+	return 0
+}
+
+// tick samples the metrics, applies faults and levers, and feeds the
+// autoscaler and the summary, once per scrape interval.
+func (s *Sim) tick() {
+	for _, d := range s.deps {
+		s.applyFaults(d)
+	}
+	s.refreshLevers()
+	s.gauges()
+	s.stats.sample()
+	if s.opts.Store == nil {
+		return
+	}
+	app := s.opts.Store.Appender(context.Background())
+	if err := s.reg.appendTo(app, s.wall(s.now).UnixMilli()); err != nil {
+		app.Rollback()
+		s.err = fmt.Errorf("lab: storing samples: %w", err)
+		return
+	}
+	if err := app.Commit(); err != nil {
+		s.err = fmt.Errorf("lab: storing samples: %w", err)
+	}
+}
+
+// WriteMetrics writes the current value of every series in the Prometheus
+// text format, for a real Prometheus to scrape.
+func (s *Sim) WriteMetrics(w io.Writer) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gauges()
+	return s.reg.writeText(w)
+}
+
+// Now returns the simulated time reached.
+func (s *Sim) Now() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.now
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// EdgeService names the service receiving the edge traffic.
+func (s *Sim) EdgeService() string { return s.sc.Edge.Service }
+
+// Scenario returns the scenario being run.
+func (s *Sim) Scenario() *Scenario { return s.sc }

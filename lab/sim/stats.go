@@ -1,0 +1,188 @@
+package sim
+
+import (
+	"math"
+	"time"
+)
+
+// Window is the rate window of the summary's signals, as in the saved
+// queries' default.
+const Window = time.Minute
+
+// stats keeps, per scrape interval, the cumulative counters the summary
+// needs, and derives windowed signals from them.
+type stats struct {
+	s             *Sim
+	edgeRequests  float64
+	edgeOK        float64
+	edgeAnswered  float64
+	maxAttempts   int
+	snaps         []snapshot
+	lag           int // ticks per window
+	peakPoolSat   float64
+	peakDepRate   map[string]float64
+	ampl, success []float64 // per tick, NaN before a full window
+	peakDemand    float64
+}
+
+type snapshot struct {
+	requests, attempts       []float64 // per call, fleet-wide
+	arrivals, holdSum, holdN []float64 // per service
+	depArrivals              []float64
+	edgeOK, edgeAns          float64
+}
+
+func newStats(s *Sim) *stats {
+	return &stats{s: s, lag: max(1, int(Window/s.sc.ScrapeInterval.D())), peakDepRate: map[string]float64{}}
+}
+
+func (st *stats) observeAttempts(n int) {
+	st.maxAttempts = max(st.maxAttempts, n)
+}
+
+func (st *stats) sample() {
+	s := st.s
+	var sn snapshot
+	for _, svc := range s.services {
+		sn.arrivals = append(sn.arrivals, svc.arrivals)
+		sn.holdSum = append(sn.holdSum, svc.holdSum)
+		sn.holdN = append(sn.holdN, svc.holdN)
+		for _, c := range svc.calls {
+			total := 0.0
+			for _, a := range c.attempts {
+				total += a.v
+			}
+			sn.requests = append(sn.requests, c.requests.v)
+			sn.attempts = append(sn.attempts, total)
+		}
+		for i := range svc.poolUse {
+			if capacity := svc.poolCap[i].v; capacity > 0 {
+				st.peakPoolSat = max(st.peakPoolSat, svc.poolUse[i].v/capacity)
+			}
+		}
+	}
+	for _, d := range s.deps {
+		sn.depArrivals = append(sn.depArrivals, d.arrivals)
+	}
+	sn.edgeOK, sn.edgeAns = st.edgeOK, st.edgeAnswered
+	st.snaps = append(st.snaps, sn)
+	n := len(st.snaps)
+	ampl, success := math.NaN(), math.NaN()
+	if n > 1 {
+		prev := st.snaps[n-2]
+		dt := s.sc.ScrapeInterval.D().Seconds()
+		for i, d := range s.deps {
+			st.peakDepRate[d.name] = max(st.peakDepRate[d.name], (sn.depArrivals[i]-prev.depArrivals[i])/dt)
+		}
+	}
+	if n > st.lag {
+		old := st.snaps[n-1-st.lag]
+		for i := range sn.requests {
+			if dr := sn.requests[i] - old.requests[i]; dr > 0 {
+				ampl = max(nanToZero(ampl), (sn.attempts[i]-old.attempts[i])/dr)
+			}
+		}
+		if da := sn.edgeAns - old.edgeAns; da > 0 {
+			success = (sn.edgeOK - old.edgeOK) / da
+		}
+		w := Window.Seconds()
+		for i, svc := range s.services {
+			capacity := 0.0
+			for _, c := range svc.poolCap {
+				capacity += c.v
+			}
+			// Little's law: arrival rate × mean time a request holds a slot.
+			if dn := sn.holdN[i] - old.holdN[i]; capacity > 0 && dn > 0 {
+				occupancy := (sn.holdSum[i] - old.holdSum[i]) / dn
+				st.peakDemand = max(st.peakDemand, (sn.arrivals[i]-old.arrivals[i])/w*occupancy/capacity)
+			}
+		}
+	}
+	st.ampl = append(st.ampl, ampl)
+	st.success = append(st.success, success)
+}
+
+func nanToZero(v float64) float64 {
+	if math.IsNaN(v) {
+		return 0
+	}
+	return v
+}
+
+// Summary is the outcome of a run; its JSON shape is stable.
+type Summary struct {
+	Scenario  string  `json:"scenario"`
+	Seed      uint64  `json:"seed"`
+	Simulated float64 `json:"simulated_s"`
+	// FaultEnd is when the last fault ends (seconds).
+	FaultEnd float64 `json:"fault_end_s"`
+
+	PeakAmplification          float64            `json:"peak_amplification"`
+	MaxAttemptsPerRequest      int                `json:"max_attempts_per_request"`
+	PeakDependencyAttemptsPerS map[string]float64 `json:"peak_dependency_attempts_per_s"`
+	PeakPoolSaturation         float64            `json:"peak_pool_saturation"`
+	PeakDemandedConcurrency    float64            `json:"peak_demanded_concurrency"`
+	MinEdgeSuccessRate         float64            `json:"min_edge_success_rate"`
+	// AmplificationAfterFault is the amplification over the minute ending
+	// two minutes after the last fault ends: above 1 the storm outlived it.
+	AmplificationAfterFault float64 `json:"amplification_after_fault"`
+	// EdgeSuccessAfterFault is the edge success rate over the same minute.
+	EdgeSuccessAfterFault float64 `json:"edge_success_after_fault"`
+	// The first time (s) the saved amplification and edge_error_rate
+	// queries breach their critical thresholds; null if never.
+	DetectAmplification *float64 `json:"detect_amplification_s"`
+	DetectEdgeErrorRate *float64 `json:"detect_edge_error_rate_s"`
+	// Recovered is the first time (s) after the fault from which, to the
+	// end of the run, amplification stays ≤ 1.1 and edge success ≥ 0.95.
+	Recovered *float64 `json:"recovered_s"`
+}
+
+// RecoveredAmplification and RecoveredSuccess define recovery.
+const (
+	RecoveredAmplification = 1.1
+	RecoveredSuccess       = 0.95
+)
+
+// Summary computes the run's summary from the sampled signals.
+func (s *Sim) Summary() Summary {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.stats
+	out := Summary{Scenario: s.sc.Name, Seed: s.opts.Seed, Simulated: s.now.Seconds(),
+		MaxAttemptsPerRequest: st.maxAttempts, PeakDependencyAttemptsPerS: map[string]float64{},
+		PeakPoolSaturation: round(st.peakPoolSat), PeakDemandedConcurrency: round(st.peakDemand), MinEdgeSuccessRate: 1}
+	for k, v := range st.peakDepRate {
+		out.PeakDependencyAttemptsPerS[k] = round(v)
+	}
+	for _, f := range s.sc.Faults {
+		out.FaultEnd = max(out.FaultEnd, (f.At.D() + f.For.D()).Seconds())
+	}
+	for i := range st.ampl {
+		if !math.IsNaN(st.ampl[i]) {
+			out.PeakAmplification = max(out.PeakAmplification, st.ampl[i])
+		}
+		if !math.IsNaN(st.success[i]) {
+			out.MinEdgeSuccessRate = min(out.MinEdgeSuccessRate, st.success[i])
+		}
+	}
+	out.PeakAmplification, out.MinEdgeSuccessRate = round(out.PeakAmplification), round(out.MinEdgeSuccessRate)
+	dt := s.sc.ScrapeInterval.D().Seconds()
+	if i := int((out.FaultEnd + 120) / dt); i < len(st.ampl) {
+		out.AmplificationAfterFault, out.EdgeSuccessAfterFault = round(nanToZero(st.ampl[i])), round(nanToZero(st.success[i]))
+	}
+	var rec *float64
+	for i := len(st.ampl) - 1; i >= 0 && float64(i)*dt >= out.FaultEnd; i-- {
+		a, ok := st.ampl[i], st.success[i]
+		if math.IsNaN(a) || a > RecoveredAmplification || math.IsNaN(ok) || ok < RecoveredSuccess {
+			break
+		}
+		t := float64(i) * dt
+		rec = &t
+	}
+	if rec != nil && *rec < out.Simulated-Window.Seconds() {
+		out.Recovered = rec
+	}
+	return out
+}
+
+func round(v float64) float64 { return math.Round(v*1000) / 1000 }
