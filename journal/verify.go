@@ -31,11 +31,13 @@ func (e *VerifyError) ExitCode() int { return exit.CheckFailed }
 // Verify checks a whole journal from its first entry: each record must be
 // an entry in canonical form whose hash matches its content, linked to the
 // entry before it. An edited entry fails its hash; a deleted, inserted or
-// moved one breaks a link. head, if not empty, is the chain head the
-// journal must end at (the control plane's JournalHead), which catches
-// entries removed from the end. It returns how many entries it checked.
+// moved one breaks a link. head, if not empty, is a chain head read before
+// the journal (the control plane's JournalHead): the journal must reach it,
+// which catches entries removed from the end, while entries appended after
+// it was read are still checked. It returns how many entries it checked.
 func Verify(recs iter.Seq2[Record, error], head string) (int, error) {
 	n, prev, pos := 0, "", ""
+	reached := head == ""
 	for rec, err := range recs {
 		if err != nil {
 			return n, err
@@ -56,9 +58,10 @@ func Verify(recs iter.Seq2[Record, error], head string) (int, error) {
 			return n, fail(fmt.Sprintf("it does not follow the entry before it (%s): an entry was removed, inserted or moved here", pos))
 		}
 		prev, pos = e.Hash, rec.Pos
+		reached = reached || prev == head
 	}
-	if head != "" && prev != head {
-		return n, &VerifyError{Index: n, Pos: pos, Reason: fmt.Sprintf("the journal ends at hash %.12s… but the head is %.12s…: entries after it were removed", prev, head)}
+	if !reached {
+		return n, &VerifyError{Index: n, Pos: pos, Reason: fmt.Sprintf("the journal ends at hash %.12s… without reaching the head %.12s…: entries after it were removed", prev, head)}
 	}
 	return n, nil
 }

@@ -90,6 +90,11 @@ func TestVerifyDetectsTampering(t *testing.T) {
 			}
 		})
 	}
+	t.Run("appended after the head was read", func(t *testing.T) {
+		if _, err := Verify(records(lines), mustParse(t, lines[5]).Hash); err != nil {
+			t.Fatal(err)
+		}
+	})
 	t.Run("delete last", func(t *testing.T) {
 		_, err := Verify(records(lines[:len(lines)-1]), head)
 		if err == nil || !strings.Contains(err.Error(), "removed") {
