@@ -28,6 +28,9 @@ func TestACLViewerIsRefusedByTheServer(t *testing.T) {
 		aclUser("ops-commander", "c-secret", Commander),
 	}})
 	responder := openStore(t, r, "ops-responder", "r-secret")
+	if str := responder.String(); strings.Contains(str, "r-secret") || !strings.HasSuffix(str, "(namespace t)") {
+		t.Fatalf("String() = %q", str)
+	}
 	if user, ok := responder.WhoAmI(ctx); user != "ops-responder" || !ok {
 		t.Fatalf("whoami: %q %v", user, ok)
 	}

@@ -90,7 +90,8 @@ func (s *Store) WhoAmI(context.Context) (user string, supported bool) {
 
 // String is the server URL without its password, and the namespace.
 func (s *Store) String() string {
-	return s.ep.display + " (namespace " + strings.TrimSuffix(strings.TrimPrefix(s.keys.Prefix(), "stormctl:"), ":") + ")"
+	ns := strings.Trim(strings.TrimPrefix(s.keys.Prefix(), "stormctl:"), "{}:")
+	return s.ep.display + " (namespace " + ns + ")"
 }
 
 // Close closes the connections.
