@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stormctl/stormctl/internal/exit"
+	"github.com/stormctl/stormctl/internal/output"
+	"github.com/stormctl/stormctl/lab"
+	"github.com/stormctl/stormctl/lab/promapi"
+	"github.com/stormctl/stormctl/lab/sim"
+)
+
+func newLabCmd(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "lab",
+		Short: "The storm lab: a simulated fleet with an embedded Prometheus, to rehearse retry storms",
+	}
+	cmd.AddCommand(newLabScenariosCmd(f), newLabRunCmd(f))
+	return cmd
+}
+
+type labScenario struct {
+	Name     string `json:"name"`
+	Protects string `json:"protects,omitempty"`
+	Title    string `json:"title"`
+}
+
+func newLabScenariosCmd(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "scenarios",
+		Short: "List the built-in scenarios and their protected variants",
+		Args:  usageArgs(cobra.NoArgs),
+		RunE: func(_ *cobra.Command, _ []string) error {
+			all, err := sim.Builtins()
+			if err != nil {
+				return err
+			}
+			var rows []labScenario
+			for _, s := range all {
+				rows = append(rows, labScenario{Name: s.Name, Protects: s.Protects, Title: s.Title})
+			}
+			return f.Print(rows, func(tty bool) error {
+				t := output.NewTable(f.IO.Out, tty, "NAME", "PROTECTS", "TITLE")
+				for _, r := range rows {
+					t.Row(r.Name, r.Protects, r.Title)
+				}
+				return t.Flush()
+			})
+		},
+	}
+}
+
+type labRunOptions struct {
+	scenario, speed, serve, events string
+	until                          time.Duration
+	seed                           uint64
+}
+
+func newLabRunCmd(f *Factory) *cobra.Command {
+	o := &labRunOptions{}
+	cmd := &cobra.Command{
+		Use:   "run --scenario NAME",
+		Short: "Run a scenario and print its summary; with --serve, keep its Prometheus API up",
+		Long: `Run a scenario (built-in name or a .yaml file) on a virtual clock and print the
+summary: peak amplification, attempts per request, pool saturation, edge success,
+and when the saved amplification and edge_error_rate queries first breach.
+
+With --serve the lab serves the Prometheus HTTP API and /metrics on a loopback
+address until interrupted, so stormctl query ... works against it from another
+terminal. Samples are stamped on the wall clock: a paced run (--speed realtime
+or Nx) starts now; a --speed max run ends about now.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error { return runLab(cmd.Context(), f, o) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.scenario, "scenario", "", "scenario name (stormctl lab scenarios) or YAML file")
+	fl.DurationVar(&o.until, "until", 0, "simulated time to run (default: the scenario's duration)")
+	fl.StringVar(&o.speed, "speed", "max", "max, realtime or Nx (e.g. 10x)")
+	fl.Uint64Var(&o.seed, "seed", 1, "random seed: the same seed gives the same run")
+	fl.StringVar(&o.serve, "serve", "", "serve the Prometheus API on this loopback address, e.g. 127.0.0.1:9090")
+	fl.StringVar(&o.events, "events", "", "YAML file of lever changes at simulated times: [{at, kind, target, value}]")
+	_ = cmd.MarkFlagRequired("scenario")
+	return cmd
+}
+
+func parseSpeed(s string) (float64, error) {
+	switch s {
+	case "max", "":
+		return 0, nil
+	case "realtime":
+		return 1, nil
+	}
+	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "x"), 64)
+	if err != nil || !strings.HasSuffix(s, "x") || v <= 0 {
+		return 0, exit.NewUsage(fmt.Errorf("--speed %q: want max, realtime or Nx such as 10x", s))
+	}
+	return v, nil
+}
+
+func runLab(ctx context.Context, f *Factory, o *labRunOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	speed, err := parseSpeed(o.speed)
+	if err != nil {
+		return err
+	}
+	sc, err := sim.Find(o.scenario)
+	if err != nil {
+		return exit.NewUsage(err)
+	}
+	var events []sim.LeverEvent
+	if o.events != "" {
+		data, err := os.ReadFile(o.events)
+		if err != nil {
+			return exit.NewUsage(err)
+		}
+		if events, err = sim.ParseEvents(o.events, data); err != nil {
+			return exit.NewUsage(err)
+		}
+	}
+	if _, err := f.Output(); err != nil {
+		return err
+	}
+	l, err := lab.New(lab.Options{Scenario: sc, Seed: o.seed, Until: o.until, Speed: speed, Events: events})
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
+	var srv *promapi.Server
+	if o.serve != "" {
+		if srv, err = promapi.Serve(o.serve, l.Handler()); err != nil {
+			return exit.NewUsage(err)
+		}
+		defer srv.Close()
+		fmt.Fprintf(f.IO.ErrOut, "lab: serving the Prometheus API for scenario %s; from another terminal:\n", sc.Name)
+		fmt.Fprintf(f.IO.ErrOut, "STORMCTL_PROMETHEUS_URL=%s\n", srv.URL)
+	}
+	fmt.Fprintf(f.IO.ErrOut, "lab: running %s (seed %d, speed %s)\n", sc.Name, o.seed, o.speed)
+	if err := l.Run(ctx); err != nil && ctx.Err() == nil {
+		return err
+	}
+	sum, err := l.Summary(context.Background())
+	if err != nil {
+		return err
+	}
+	if err := f.Print(sum, func(bool) error { return printSummary(f, sum) }); err != nil {
+		return err
+	}
+	if srv != nil && ctx.Err() == nil {
+		fmt.Fprintln(f.IO.ErrOut, "lab: run finished; still serving until interrupted (Ctrl-C)")
+		<-ctx.Done()
+	}
+	return nil
+}
+
+func printSummary(f *Factory, s sim.Summary) error {
+	w := f.IO.Out
+	opt := func(v *float64) string {
+		if v == nil {
+			return "never"
+		}
+		return strconv.FormatFloat(*v, 'f', 0, 64) + "s"
+	}
+	fmt.Fprintf(w, "scenario %s, seed %d, %0.fs simulated, fault ends at %0.fs\n", s.Scenario, s.Seed, s.Simulated, s.FaultEnd)
+	fmt.Fprintf(w, "peak amplification          %.2f (%.2f two minutes after the fault)\n", s.PeakAmplification, s.AmplificationAfterFault)
+	fmt.Fprintf(w, "max attempts per request    %d\n", s.MaxAttemptsPerRequest)
+	deps := make([]string, 0, len(s.PeakDependencyAttemptsPerS))
+	for d := range s.PeakDependencyAttemptsPerS {
+		deps = append(deps, d)
+	}
+	sort.Strings(deps)
+	for _, d := range deps {
+		fmt.Fprintf(w, "peak attempts/s into %-14s %.0f\n", d, s.PeakDependencyAttemptsPerS[d])
+	}
+	fmt.Fprintf(w, "peak pool saturation        %.2f\n", s.PeakPoolSaturation)
+	fmt.Fprintf(w, "peak demanded concurrency   %.2f of capacity\n", s.PeakDemandedConcurrency)
+	fmt.Fprintf(w, "min edge success rate       %.3f (%.3f two minutes after the fault)\n", s.MinEdgeSuccessRate, s.EdgeSuccessAfterFault)
+	fmt.Fprintf(w, "amplification detected at   %s\n", opt(s.DetectAmplification))
+	fmt.Fprintf(w, "edge errors detected at     %s\n", opt(s.DetectEdgeErrorRate))
+	_, err := fmt.Fprintf(w, "recovered at                %s\n", opt(s.Recovered))
+	return err
+}

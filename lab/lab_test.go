@@ -1,0 +1,102 @@
+package lab
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+
+	"github.com/stormctl/stormctl/lab/promapi"
+	"github.com/stormctl/stormctl/lab/sim"
+)
+
+func newLab(t testing.TB, name string, until time.Duration) *Lab {
+	t.Helper()
+	sc, err := sim.Find(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := New(Options{Scenario: sc, Seed: 1, Until: until})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+// The lab's API answers the saved amplification query with the storm the
+// simulation made, and the summary's detection comes from the same query.
+func TestServedStorm(t *testing.T) {
+	l := newLab(t, "payments-slow", 5*time.Minute)
+	if err := l.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := promapi.Serve("127.0.0.1:0", l.Handler())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	c, _ := api.NewClient(api.Config{Address: srv.URL})
+	p := v1.NewAPI(c)
+	q := `sum by (service, dependency) (rate(stormctl_attempts_total[1m])) / sum by (service, dependency) (rate(stormctl_requests_total[1m]))`
+	for _, tc := range []struct {
+		at       time.Duration
+		min, max float64
+	}{{time.Minute + 30*time.Second, 0.99, 1.01}, {4 * time.Minute, 3.5, 4.2}} {
+		v, _, _, err := p.Query(context.Background(), q, l.Epoch.Add(tc.at))
+		if err != nil {
+			t.Fatal(err)
+		}
+		vec := v.(model.Vector)
+		if len(vec) != 1 || float64(vec[0].Value) < tc.min || float64(vec[0].Value) > tc.max {
+			t.Errorf("amplification at %s = %v, want in [%v, %v]", tc.at, vec, tc.min, tc.max)
+		}
+	}
+	sum, err := l.Summary(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.DetectAmplification == nil || *sum.DetectAmplification < 120 || *sum.DetectAmplification > 200 {
+		t.Errorf("amplification detected at %v, want shortly after the fault at 120s", sum.DetectAmplification)
+	}
+	resp, err := http.Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{"# TYPE stormctl_attempts_total counter", `stormctl_requests_total{service="checkout",dependency="payments"}`,
+		`stormctl_attempt_duration_seconds_bucket{service="checkout",dependency="payments",le="+Inf"}`} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+// BenchmarkInventoryFailover simulates 15 minutes of inventory-failover at
+// 400 rps, sampling every second into the TSDB.
+func BenchmarkInventoryFailover(b *testing.B) {
+	var simulated, wall time.Duration
+	var peak uint64
+	for i := 0; i < b.N; i++ {
+		l := newLab(b, "inventory-failover", 15*time.Minute)
+		start := time.Now()
+		if err := l.Run(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		wall += time.Since(start)
+		simulated += l.Sim.Now()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		peak = max(peak, ms.HeapSys)
+	}
+	b.ReportMetric(simulated.Seconds()/wall.Seconds(), "sim-s/wall-s")
+	b.ReportMetric(float64(peak)/(1<<20), "heap-MiB")
+}
