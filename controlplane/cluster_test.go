@@ -15,39 +15,45 @@ import (
 	"github.com/stormctl/stormctl/journal"
 )
 
-// startClusterNode runs a one-node Redis Cluster owning every slot. Redis
-// refuses a script whose keys hash to different slots even on one node,
-// so this proves the schema's hash tag keeps every script on one slot.
-func startClusterNode(t *testing.T) string {
+// runServer starts redis-server with args for the test's lifetime; for
+// modes testenv does not start (cluster, sentinel).
+func runServer(t *testing.T, args ...string) {
 	testenv.Need(t, "redis-server")
-	port := strconv.Itoa(testenv.FreePort(t))
-	dir := t.TempDir()
-	cmd := exec.Command("redis-server", "--port", port, "--bind", "127.0.0.1", "--dir", dir, "--save", "",
-		"--appendonly", "no", "--cluster-enabled", "yes", "--cluster-config-file", dir+"/nodes.conf", "--protected-mode", "no")
+	cmd := exec.Command("redis-server", args...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+}
+
+// waitUntil polls cond for up to ten seconds.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal(what)
+		}
+	}
+}
+
+// startClusterNode runs a one-node Redis Cluster owning every slot. Redis
+// refuses a script whose keys hash to different slots even on one node,
+// so this proves the schema's hash tag keeps every script on one slot.
+func startClusterNode(t *testing.T) string {
+	port := strconv.Itoa(testenv.FreePort(t))
+	dir := t.TempDir()
+	runServer(t, "--port", port, "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no",
+		"--cluster-enabled", "yes", "--cluster-config-file", dir+"/nodes.conf", "--protected-mode", "no")
 	addr := "127.0.0.1:" + port
 	c := redis.NewClient(&redis.Options{Addr: addr})
 	defer c.Close()
 	ctx := context.Background()
-	deadline := time.Now().Add(10 * time.Second)
-	for c.Ping(ctx).Err() != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("cluster node did not start")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitUntil(t, "cluster node did not start", func() bool { return c.Ping(ctx).Err() == nil })
 	if err := c.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", 0, 16383).Err(); err != nil {
 		t.Fatal(err)
 	}
-	for !strings.Contains(c.ClusterInfo(ctx).Val(), "cluster_state:ok") {
-		if time.Now().After(deadline) {
-			t.Fatal("cluster did not become ok")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitUntil(t, "cluster did not become ok", func() bool {
+		return strings.Contains(c.ClusterInfo(ctx).Val(), "cluster_state:ok")
+	})
 	return addr
 }
 

@@ -3,7 +3,6 @@ package controlplane
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -26,21 +25,13 @@ func startSentinel(t *testing.T, master string) string {
 	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("redis-server", conf, "--sentinel")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	runServer(t, conf, "--sentinel")
 	addr := "127.0.0.1:" + port
 	c := redis.NewSentinelClient(&redis.Options{Addr: addr})
 	defer c.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for c.GetMasterAddrByName(context.Background(), "mymaster").Err() != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("sentinel did not start")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitUntil(t, "sentinel did not start", func() bool {
+		return c.GetMasterAddrByName(context.Background(), "mymaster").Err() == nil
+	})
 	return addr
 }
 

@@ -122,6 +122,25 @@ func exportCSV(w io.Writer, entries iter.Seq2[Entry, error], f Filter) (int, err
 	if err := cw.Write(csvHeader); err != nil {
 		return 0, err
 	}
+	n, err := each(entries, f, func(e Entry) error {
+		user := e.RedisUser
+		if user == "" {
+			user = e.RedisUserNote
+		}
+		return cw.Write([]string{e.ID, e.Time.UTC().Format(time.RFC3339Nano), string(e.Event), e.Actor, user, e.Incident,
+			e.Playbook, e.Step, e.PlaybookVersion, e.ActionID, e.Kind, e.Target, e.Value, e.TTL.String(), e.Reason,
+			strconv.FormatBool(e.Forced), evidenceText(e.Evidence, "; "), e.Previous.text(), e.New.text(),
+			e.Outcome, e.Error, strconv.FormatBool(e.Offline), e.PrevHash, e.Hash})
+	})
+	if err != nil {
+		return n, err
+	}
+	cw.Flush()
+	return n, cw.Error()
+}
+
+// each calls fn for every entry that passes f and counts them.
+func each(entries iter.Seq2[Entry, error], f Filter, fn func(Entry) error) (int, error) {
 	n := 0
 	for e, err := range entries {
 		if err != nil {
@@ -130,21 +149,12 @@ func exportCSV(w io.Writer, entries iter.Seq2[Entry, error], f Filter) (int, err
 		if !f.Match(e) {
 			continue
 		}
-		user := e.RedisUser
-		if user == "" {
-			user = e.RedisUserNote
-		}
-		row := []string{e.ID, e.Time.UTC().Format(time.RFC3339Nano), string(e.Event), e.Actor, user, e.Incident,
-			e.Playbook, e.Step, e.PlaybookVersion, e.ActionID, e.Kind, e.Target, e.Value, e.TTL.String(), e.Reason,
-			strconv.FormatBool(e.Forced), evidenceText(e.Evidence, "; "), e.Previous.text(), e.New.text(),
-			e.Outcome, e.Error, strconv.FormatBool(e.Offline), e.PrevHash, e.Hash}
-		if err := cw.Write(row); err != nil {
+		if err := fn(e); err != nil {
 			return n, err
 		}
 		n++
 	}
-	cw.Flush()
-	return n, cw.Error()
+	return n, nil
 }
 
 // evidenceText is "amplification[envoy]=3.2 (> 1.3, firing)", joined by sep.

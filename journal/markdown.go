@@ -29,19 +29,12 @@ func exportMarkdown(w io.Writer, entries iter.Seq2[Entry, error], f Filter) (int
 		title += ": incident " + f.Incident
 	}
 	fmt.Fprintf(w, "# %s\n\nTimes are UTC. Each action shows who took it, why, on what evidence, and how it ended.\n", title)
-	n := 0
-	for e, err := range entries {
-		if err != nil {
-			return n, err
-		}
-		if !f.Match(e) {
-			continue
-		}
-		t.row(e)
-		n++
+	n, err := each(entries, f, func(e Entry) error { t.row(e); return nil })
+	if err != nil {
+		return n, err
 	}
 	t.tail()
-	_, err := fmt.Fprintf(w, "\n_%d entries._\n", n)
+	_, err = fmt.Fprintf(w, "\n_%d entries._\n", n)
 	return n, err
 }
 
