@@ -1,0 +1,198 @@
+package playbooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/stormctl/stormctl/internal/exit"
+	"github.com/stormctl/stormctl/journal"
+)
+
+// RunStep runs step id now and journals its outcome, whatever its state:
+// a step done before runs again, and an action step applied before for the
+// same incident is a no-op through its idempotency key. A step whose when
+// condition does not hold is skipped. The error, for a step that stops the
+// run, is a *StepError with the exit code of its cause.
+func (r *Run) RunStep(ctx context.Context, id string, in Input) (StepState, error) {
+	s := r.pb.Step(id)
+	if s == nil {
+		return StepState{}, r.unknownStep(id)
+	}
+	if err := r.Start(ctx); err != nil {
+		return StepState{}, err
+	}
+	if ok, why := r.when(s); !ok {
+		return r.record(ctx, s, StepState{Status: Skipped, Outcome: why}, nil)
+	}
+	var st StepState
+	var err error
+	switch s.Type {
+	case Check:
+		st, err = r.check(ctx, s)
+	case Wait:
+		st, err = r.wait(ctx, s)
+	case Action:
+		st, err = r.action(ctx, s, in)
+	case Note:
+		st = StepState{Status: Passed, Outcome: "shown"}
+	case Ask:
+		st, err = r.ask(s, in)
+	}
+	return r.record(ctx, s, st, err)
+}
+
+// when says whether the step's condition holds, and if not, why.
+func (r *Run) when(s *Step) (bool, string) {
+	if s.When == nil {
+		return true, ""
+	}
+	id, want := s.When.Passed, Passed
+	if id == "" {
+		id, want = s.When.Failed, Failed
+	}
+	st := r.states[id]
+	switch {
+	case st == nil || st.Status == Pending:
+		return false, fmt.Sprintf("when: step %s has not run", id)
+	case st.Status != want:
+		return false, fmt.Sprintf("when: step %s %s, not %s", id, st.Status, want)
+	}
+	return true, ""
+}
+
+func (r *Run) measure(ctx context.Context, s *Step) (Measurement, error) {
+	params := make(map[string]string, len(s.Params))
+	key := s.Query
+	for _, k := range sortedKeys(s.Params) {
+		params[k] = render(s.Params[k], r.params)
+		key += "|" + k + "=" + params[k]
+	}
+	if s.For > 0 {
+		key += "|for=" + s.For.D().String()
+	}
+	return r.env.Measurer.Measure(ctx, MeasureRequest{Key: "playbook|" + key, Query: s.Query, Params: params,
+		For: s.For.D(), Over: s.expect.overTime()})
+}
+
+func (r *Run) check(ctx context.Context, s *Step) (StepState, error) {
+	m, err := r.measure(ctx, s)
+	if err != nil {
+		return StepState{}, fmt.Errorf("could not evaluate %s: %w", s.Query, err)
+	}
+	met, ev, summary := judge(s, m)
+	if met {
+		return StepState{Status: Passed, Outcome: summary, Evidence: ev}, nil
+	}
+	if s.OnFail == "continue" {
+		return StepState{Status: Failed, Outcome: OutcomeContinued, Error: summary, Evidence: ev}, nil
+	}
+	return StepState{Evidence: ev}, &exit.CheckFailedError{Msg: summary}
+}
+
+// wait polls until the expectation holds or the timeout passes, sleeping a
+// jittered interval between polls so that many responders waiting on the
+// same query do not poll Prometheus in step.
+func (r *Run) wait(ctx context.Context, s *Step) (StepState, error) {
+	clock := r.env.Clock
+	start := clock.Now()
+	deadline := start.Add(s.Timeout.D())
+	var (
+		ev      []journal.Evidence
+		summary string
+		lastErr error
+	)
+	for {
+		m, err := r.measure(ctx, s)
+		met := false
+		if lastErr = err; err == nil {
+			met, ev, summary = judge(s, m)
+		}
+		if r.env.Progress != nil {
+			r.env.Progress(s.ID, m, met, err)
+		}
+		if met {
+			took := clock.Now().Sub(start).Round(time.Second)
+			return StepState{Status: Passed, Outcome: fmt.Sprintf("%s (after %s)", summary, took), Evidence: ev}, nil
+		}
+		now := clock.Now()
+		if !now.Before(deadline) {
+			break
+		}
+		every := s.Every.D()
+		d := every/2 + time.Duration(r.env.Rand.Int64N(int64(every)+1))
+		if err := clock.Sleep(ctx, min(d, deadline.Sub(now))); err != nil {
+			return StepState{Evidence: ev}, err
+		}
+	}
+	msg := fmt.Sprintf("%s did not reach %s within %s", s.Query, s.expect, s.Timeout.D())
+	switch {
+	case lastErr != nil:
+		msg += fmt.Sprintf("; the last poll failed: %v", lastErr)
+	case summary != "":
+		msg += "; last: " + summary
+	}
+	if s.OnFail == "continue" {
+		return StepState{Status: Failed, Outcome: OutcomeContinued, Error: msg, Evidence: ev}, nil
+	}
+	return StepState{Evidence: ev}, &exit.CheckFailedError{Msg: msg}
+}
+
+func (r *Run) ask(s *Step, in Input) (StepState, error) {
+	answer := in.Answer
+	if answer == "" {
+		answer = s.Default
+	}
+	q := render(s.Question, r.params)
+	if answer == "" {
+		return StepState{Status: Skipped, Outcome: fmt.Sprintf("not answered: %q", q)}, nil
+	}
+	if len(s.Choices) > 0 && !contains(s.Choices, answer) {
+		return StepState{}, &ParamError{Msg: fmt.Sprintf("answer %q is not one of %v", answer, s.Choices)}
+	}
+	return StepState{Status: Passed, Answer: answer, Outcome: fmt.Sprintf("%q answered %q", q, answer)}, nil
+}
+
+// record journals a step's outcome and keeps its state. A step error
+// stops the run and comes back as a *StepError.
+func (r *Run) record(ctx context.Context, s *Step, st StepState, stepErr error) (StepState, error) {
+	now := r.env.Clock.Now().UTC()
+	st.ID, st.Type, st.Title, st.RollbackOf = s.ID, s.Type, s.Title, s.rollbackOf
+	st.Actor, st.At, st.Version, st.Earlier = r.opts.Actor, &now, r.pb.Version, false
+	if stepErr != nil {
+		st.Status, st.Outcome, st.Error = Failed, OutcomeStopped, stepErr.Error()
+	}
+	ev := map[Status]journal.Event{Passed: journal.PlaybookPassed, Failed: journal.PlaybookFailed, Skipped: journal.PlaybookSkipped}[st.Status]
+	e := r.entry(ev, s.ID)
+	e.Time, e.Outcome, e.Error, e.Evidence, e.ActionID = now, st.Outcome, st.Error, st.Evidence, st.ActionID
+	switch s.Type {
+	case Action:
+		e.Kind, e.Target, e.Value = s.Kind, render(s.Target, r.params), render(s.Value, r.params)
+		e.TTL, e.Reason, e.Forced = journal.Duration(s.TTL), st.Reason, st.Forced
+	case Ask:
+		e.Value = st.Answer
+	}
+	_, _, jerr := r.env.Journal.Append(ctx, e)
+	*r.states[s.ID] = st
+	r.fresh[s.ID] = true
+	if jerr != nil {
+		jerr = fmt.Errorf("step %s %s, but it could not be journaled: %w", s.ID, st.Status, jerr)
+	}
+	if stepErr != nil && jerr != nil {
+		stepErr = errors.Join(stepErr, jerr)
+	}
+	if stepErr != nil {
+		return st, &StepError{Step: s.ID, Err: stepErr}
+	}
+	return st, jerr
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
