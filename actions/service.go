@@ -349,3 +349,11 @@ func (a *attempt) result(op string) *Result {
 	}
 	return r
 }
+
+// RecordUnreachable journals an attempt that could not reach the control
+// plane at all, through j (a journal.Writer without a store writes the
+// local pending file, for `journal sync`), and returns cause.
+func RecordUnreachable(ctx context.Context, j Journal, spec Spec, cause error) error {
+	s := &Service{Journal: j, Clock: SystemClock{}}
+	return s.begin(spec, modeApply).failed(ctx, cause)
+}

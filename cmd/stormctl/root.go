@@ -126,6 +126,9 @@ breakers forced open, autoscaling frozen, degraded mode, load shed.`,
 	root.AddCommand(newStatusCmd(f))
 	root.AddCommand(newJournalCmd(f))
 	root.AddCommand(newACLCmd(f))
+	root.AddCommand(newActionCmd(f))
+	root.AddCommand(newShortcutCmds(f)...)
+	root.AddCommand(newIncidentCmd(f))
 	root.AddCommand(newLabCmd(f))
 	return root
 }

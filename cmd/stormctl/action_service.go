@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/stormctl/stormctl/actions"
+	"github.com/stormctl/stormctl/internal/exit"
+	"github.com/stormctl/stormctl/internal/iostreams"
+	"github.com/stormctl/stormctl/journal"
+)
+
+// Actions builds the guarded action service of the current context. When
+// the control plane is unreachable the attempt described by spec (if any)
+// is recorded in the local pending journal and the error returned.
+func (f *Factory) Actions(ctx context.Context, spec *actions.Spec) (*actions.Service, error) {
+	cfg, err := f.Config()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Actor == "" {
+		return nil, exit.NewUsage(errors.New("who is acting? set --actor, STORMCTL_ACTOR or actor in the context"))
+	}
+	pol, err := actions.NewPolicy(cfg.Policy, cfg.Evidence)
+	if err != nil {
+		return nil, exit.NewUsage(fmt.Errorf("context %s: %w", cfg.Name, err))
+	}
+	store, err := f.Store(ctx)
+	if err != nil {
+		if spec != nil {
+			spec.Actor = cfg.Actor
+			return nil, actions.RecordUnreachable(ctx, journal.NewWriter(nil, f.PendingPath()), *spec, err)
+		}
+		return nil, err
+	}
+	s := &actions.Service{
+		Store:     actions.FromStore(store),
+		Journal:   journal.NewWriter(store, f.PendingPath()),
+		Policy:    pol,
+		Inventory: actions.NewNames(cfg.Inventory, cfg.Services, promLabels{f}),
+		Evidence:  f.evidence(),
+		Clock:     actions.SystemClock{},
+	}
+	if f.IO.IsStdinTTY() {
+		s.Confirm = &ttyConfirmer{io: f.IO, in: bufio.NewReader(f.IO.In)}
+	}
+	return s, nil
+}
+
+// evidence measures saved queries through the shared runner; without a
+// usable Prometheus every measurement fails, so actions need --force.
+func (f *Factory) evidence() actions.Evidence {
+	cat, err := f.Catalog()
+	if err != nil {
+		return actions.Unavailable{Err: err}
+	}
+	runner, err := f.Runner()
+	if err != nil {
+		return actions.Unavailable{Err: err}
+	}
+	return &actions.QueryEvidence{Catalog: cat, Runner: runner, PackFor: func(service string) (string, map[string]string, error) {
+		return f.packFor("", service)
+	}}
+}
+
+// promLabels reads label values through the context's Prometheus client,
+// built only if the inventory needs it.
+type promLabels struct{ f *Factory }
+
+func (p promLabels) LabelValues(ctx context.Context, label string) ([]string, error) {
+	if _, err := p.f.Runner(); err != nil {
+		return nil, err
+	}
+	return actions.PromLabels{Client: p.f.prom.client}.LabelValues(ctx, label)
+}
+
+// ttyConfirmer asks on the terminal and reads one line.
+type ttyConfirmer struct {
+	io *iostreams.IOStreams
+	in *bufio.Reader
+}
+
+func (c *ttyConfirmer) Confirm(_ context.Context, prompt, want string) (bool, error) {
+	fmt.Fprint(c.io.ErrOut, prompt)
+	line, err := c.in.ReadString('\n')
+	if err != nil && line == "" {
+		return false, err
+	}
+	return strings.TrimSpace(line) == want, nil
+}
