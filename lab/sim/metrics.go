@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/value"
 	"github.com/prometheus/prometheus/storage"
@@ -55,7 +56,7 @@ func (r *registry) add(typ, name, help string, kv ...string) *series {
 		sname, kv = name+"_count", kv[:len(kv)-2]
 	}
 	b := labels.NewScratchBuilder(len(kv)/2 + 1)
-	b.Add(labels.MetricName, sname)
+	b.Add(model.MetricNameLabel, sname)
 	var text strings.Builder
 	text.WriteString(sname)
 	text.WriteByte('{')

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/stormctl/stormctl/internal/yamlfile"
@@ -181,18 +180,4 @@ func (sc *Scenario) validateCall(bad badFunc, p string, s ServiceSpec, c CallSpe
 			}
 		}
 	}
-}
-
-func (sc *Scenario) service(name string) *ServiceSpec {
-	for i := range sc.Services {
-		if sc.Services[i].Name == name {
-			return &sc.Services[i]
-		}
-	}
-	return nil
-}
-
-// Summary line for listings.
-func (sc *Scenario) oneLine() string {
-	return strings.TrimSpace(sc.Title)
 }

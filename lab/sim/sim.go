@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"strconv"
 	"sync"
 	"time"
 
@@ -235,8 +234,6 @@ func (s *Sim) Now() time.Duration {
 	defer s.mu.Unlock()
 	return s.now
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 // EdgeService names the service receiving the edge traffic.
 func (s *Sim) EdgeService() string { return s.sc.Edge.Service }
