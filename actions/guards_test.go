@@ -288,3 +288,49 @@ func TestRequestApprove(t *testing.T) {
 		}
 	}
 }
+
+func TestMultiTargetAction(t *testing.T) {
+	ctx := context.Background()
+	cp := newFakeCP()
+	w := world(cp, config.Policy{})
+	spec := Spec{Kind: "breaker", Target: "payments,checkout->payments", Value: "open", TTL: 10 * time.Minute,
+		Reason: "p99 above timeout", Actor: "alice", Yes: true, Targets: 2, IdempotencyKey: "k"}
+	res, err := w.Apply(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Targets) != 2 || cp.levers["breaker:payments"].ActionID != res.ActionID || cp.levers["breaker:checkout->payments"].ActionID != res.ActionID {
+		t.Fatalf("one action id must hold both levers: %+v", res.Targets)
+	}
+	if again, err := w.Apply(ctx, spec); err != nil || !again.Replayed || len(again.Targets) != 2 || cp.writes != 2 {
+		t.Fatalf("replay of both targets: %+v %v", again, err)
+	}
+	rel, err := w.Release(ctx, res.ActionID, "alice", "")
+	if err != nil || len(rel.Targets) != 2 || len(cp.levers) != 0 {
+		t.Fatalf("release must end both: %+v %v", rel, err)
+	}
+	if e := cp.entries()[len(cp.entries())-1]; e.Reason != "released by alice (no reason given)" {
+		t.Fatalf("release reason: %q", e.Reason)
+	}
+}
+
+func TestReleaseNeedsARoleThatMayUseTheKind(t *testing.T) {
+	ctx := context.Background()
+	cp := newFakeCP()
+	w := world(cp, config.Policy{Roles: map[string]string{"victor": RoleViewer}})
+	res, err := w.Apply(ctx, okSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = w.Release(ctx, res.ActionID, "victor", "")
+	var ref *RefusedError
+	if !errors.As(err, &ref) || ref.Guard != GuardPolicy || cp.levers["retries:checkout->payments"] == nil {
+		t.Fatalf("a viewer's release: %v", err)
+	}
+	if e := cp.entries()[len(cp.entries())-1]; e.Event != journal.ActionRefused || e.Actor != "victor" {
+		t.Fatalf("the refusal must be journaled: %+v", e)
+	}
+	if _, err := w.Extend(ctx, res.ActionID, "alice", "", 0); err == nil || !strings.Contains(err.Error(), "TTL is required") {
+		t.Fatalf("extend without a TTL: %v", err)
+	}
+}

@@ -61,9 +61,8 @@ func (s *Service) change(ctx context.Context, op, id, actor, reason string, ttl 
 	for _, l := range levers {
 		a.targets = append(a.targets, Target{Name: l.Target})
 	}
-	a.spec.Reason = reason
 	if reason == "" {
-		a.spec.Reason = op + " by " + actor + " (no reason given)"
+		a.spec.Reason = map[string]string{"release": "released", "extend": "extended"}[op] + " by " + actor + " (no reason given)"
 	}
 	checks := []guard{{GuardPolicy, func(context.Context) (verdict, error) {
 		if !s.Policy.Allows(actor, first.Kind) {

@@ -71,9 +71,19 @@ func newActionApplyCmd(f *Factory, op string) *cobra.Command {
 		"apply":   "Set a lever after every guard agrees",
 		"request": "Ask a second person to approve a lever change",
 	}[op]
+	long := map[string]string{
+		"plan": short + `. It writes nothing but an action.planned journal entry,
+asks for no confirmation and consumes no rate budget, and it exits as apply would:
+0, 3 (a guard would refuse), 5 (approval needed) or 6 (conflict).`,
+		"apply": short + `. Targets may be a comma list (more than the policy's blast radius needs
+--targets N); the action id names all of its levers for release and extend.`,
+		"request": short + `: the guards up to approval run now, the request waits an hour,
+and "stormctl action approve ID" by someone else applies it. Exits 0 with the request id.`,
+	}[op]
 	cmd := &cobra.Command{
 		Use:   op + " KIND TARGET VALUE --ttl D --reason R",
 		Short: short,
+		Long:  long,
 		Example: fmt.Sprintf(`  stormctl action %s retries checkout->payments off --ttl 15m --reason "amplification 4x"
   stormctl action %s breaker payments open --ttl 10m --reason "p99 above timeout" --yes`, op, op),
 		Args: usageArgs(cobra.ExactArgs(3)),
@@ -92,7 +102,11 @@ func runAction(ctx context.Context, f *Factory, op string, spec actions.Spec) er
 	if _, err := f.Output(); err != nil {
 		return err
 	}
-	s, err := f.Actions(ctx, &spec)
+	attempt := &spec
+	if op == "plan" {
+		attempt = nil // a dry run that could not run is not an attempt to record
+	}
+	s, err := f.Actions(ctx, attempt)
 	if err != nil {
 		return err
 	}
