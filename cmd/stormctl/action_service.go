@@ -71,10 +71,11 @@ func (f *Factory) evidence() actions.Evidence {
 type promLabels struct{ f *Factory }
 
 func (p promLabels) LabelValues(ctx context.Context, label string) ([]string, error) {
-	if _, err := p.f.Runner(); err != nil {
+	client, err := p.f.PromClient()
+	if err != nil {
 		return nil, err
 	}
-	return actions.PromLabels{Client: p.f.prom.client}.LabelValues(ctx, label)
+	return actions.PromLabels{Client: client}.LabelValues(ctx, label)
 }
 
 // ttyConfirmer asks on the terminal and reads one line.

@@ -55,6 +55,14 @@ func (f *Factory) Runner() (*queries.Runner, error) {
 	return f.prom.runner, f.prom.runErr
 }
 
+// PromClient returns the Prometheus client behind Runner, connecting on first use.
+func (f *Factory) PromClient() (*queries.Client, error) {
+	if _, err := f.Runner(); err != nil {
+		return nil, err
+	}
+	return f.prom.client, nil
+}
+
 // packFor picks the pack that answers for a service: --pack, then the
 // context's services map, then the stormctl metric contract.
 func (f *Factory) packFor(flagPack, service string) (pack string, labels map[string]string, err error) {

@@ -10,19 +10,14 @@ import (
 	"github.com/stormctl/stormctl/journal"
 )
 
-// storeDeps is the lazily opened control plane of one run. It is kept
-// beside the Factory rather than in it so that this file is the only one
-// the control plane adds to the command wiring.
+// storeDeps is the lazily opened control plane of one run.
 type storeDeps struct {
 	once  sync.Once
 	store *controlplane.Store
 	err   error
 }
 
-var (
-	storesByFactory sync.Map // *Factory → *storeDeps
-	quietRedisOnce  sync.Once
-)
+var quietRedisOnce sync.Once
 
 // quietLogger drops go-redis's own log lines (one per failed dial): stormctl
 // reports an unreachable server once, as a clear error.
@@ -34,8 +29,7 @@ func (quietLogger) Printf(context.Context, string, ...any) {}
 // returns the same store for the rest of the run. An unreachable server is
 // an error matching controlplane.ErrUnavailable.
 func (f *Factory) Store(ctx context.Context) (*controlplane.Store, error) {
-	d, _ := storesByFactory.LoadOrStore(f, &storeDeps{})
-	deps := d.(*storeDeps)
+	deps := &f.store
 	deps.once.Do(func() {
 		cfg, err := f.Config()
 		if err != nil {

@@ -55,7 +55,8 @@ type Factory struct {
 	cfg     *config.Resolved
 	cfgErr  error
 
-	prom promDeps
+	prom  promDeps
+	store storeDeps
 }
 
 func newFactory(io *iostreams.IOStreams, getenv func(string) string) *Factory {
