@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/stormctl/stormctl/internal/config"
+	"github.com/stormctl/stormctl/internal/suggest"
 )
 
 // LabelSource lists the values of a label, e.g. from Prometheus.
@@ -71,7 +72,7 @@ func (n *Names) Known(ctx context.Context, role NameRole, name string) (bool, []
 		names = append(slices.Clone(names), fetched...)
 	}
 	sort.Strings(names)
-	return false, Closest(name, slices.Compact(names)), err
+	return false, suggest.Closest(name, slices.Compact(names)), err
 }
 
 func (n *Names) fetch(ctx context.Context, role NameRole) ([]string, error) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/controlplane"
+	"github.com/stormctl/stormctl/internal/suggest"
 	"github.com/stormctl/stormctl/queries"
 )
 
@@ -73,7 +74,7 @@ func ParseKind(s string) (KindSpec, error) {
 		names[i] = string(ks.Kind)
 	}
 	msg := fmt.Sprintf("unknown lever kind %q (kinds: %s)", s, strings.Join(names, ", "))
-	if m := Closest(s, names); len(m) > 0 {
+	if m := suggest.Closest(s, names); len(m) > 0 {
 		msg += "; did you mean " + m[0] + "?"
 	}
 	return KindSpec{}, fmt.Errorf("%s", msg)

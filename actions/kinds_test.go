@@ -84,19 +84,6 @@ func TestParseTargets(t *testing.T) {
 	}
 }
 
-func TestClosest(t *testing.T) {
-	names := []string{"checkout", "checkin", "ledger", "payments"}
-	if got := Closest("chekout", names); len(got) == 0 || got[0] != "checkout" {
-		t.Fatalf("chekout → %v", got)
-	}
-	if got := Closest("zzz", names); len(got) != 0 {
-		t.Fatalf("zzz → %v", got)
-	}
-	if got := Closest("retry", []string{"retries", "breaker"}); len(got) != 1 || got[0] != "retries" {
-		t.Fatalf("retry → %v", got)
-	}
-}
-
 func TestNewPolicy(t *testing.T) {
 	p, err := NewPolicy(config.Policy{
 		Roles: map[string]string{"carol": "commander", "dave": "oncall"}, Kinds: map[string][]string{"oncall": {"retries"}},

@@ -2,12 +2,12 @@ package queries
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"text/template"
 	"time"
 
 	"github.com/stormctl/stormctl/internal/exit"
+	"github.com/stormctl/stormctl/internal/suggest"
 )
 
 // Catalog is the loaded set of queries and packs.
@@ -77,7 +77,7 @@ func (c *Catalog) Query(id string) (*Query, error) {
 	for i, q := range c.queries {
 		ids[i] = q.ID
 	}
-	return nil, &NotFoundError{Kind: "query", Name: id, Suggestions: closest(id, ids)}
+	return nil, &NotFoundError{Kind: "query", Name: id, Suggestions: suggest.Closest(id, ids)}
 }
 
 // Pack returns the named pack, or a *NotFoundError (exit 2).
@@ -85,7 +85,7 @@ func (c *Catalog) Pack(name string) (*Pack, error) {
 	if p, ok := c.byName[name]; ok {
 		return p, nil
 	}
-	return nil, &NotFoundError{Kind: "pack", Name: name, Suggestions: closest(name, c.packNames())}
+	return nil, &NotFoundError{Kind: "pack", Name: name, Suggestions: suggest.Closest(name, c.packNames())}
 }
 
 func (c *Catalog) packNames() []string {
@@ -127,47 +127,3 @@ func (e *NotFoundError) Error() string {
 
 // ExitCode implements exit.Coder.
 func (e *NotFoundError) ExitCode() int { return exit.Usage }
-
-// closest returns the names within a small edit distance of s, or containing it, nearest first.
-func closest(s string, names []string) []string {
-	type cand struct {
-		name string
-		d    int
-	}
-	var cs []cand
-	for _, n := range names {
-		d := editDistance(s, n)
-		if d <= 1+len(s)/4 || (len(s) >= 3 && strings.Contains(n, s)) {
-			cs = append(cs, cand{n, d})
-		}
-	}
-	sort.SliceStable(cs, func(i, j int) bool { return cs[i].d < cs[j].d })
-	out := make([]string, 0, 3)
-	for i := 0; i < len(cs) && i < 3; i++ {
-		out = append(out, cs[i].name)
-	}
-	return out
-}
-
-func editDistance(a, b string) int {
-	if len(a) > MaxValueLen || len(b) > MaxValueLen {
-		return max(len(a), len(b))
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}

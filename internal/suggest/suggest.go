@@ -1,12 +1,18 @@
-package actions
+// Package suggest finds the names a typo most likely meant, for "did you
+// mean" hints in usage errors.
+package suggest
 
 import (
 	"sort"
 	"strings"
 )
 
-// Closest returns up to three names within a small edit distance of s,
-// nearest first: the suggestions for a typo.
+// maxLen bounds the edit-distance work on hostile input.
+const maxLen = 256
+
+// Closest returns up to three names within a small edit distance of s (or
+// that s is a prefix of, or contains), nearest first. s itself is never
+// suggested.
 func Closest(s string, names []string) []string {
 	type cand struct {
 		name string
@@ -15,11 +21,14 @@ func Closest(s string, names []string) []string {
 	limit := max(2, (len(s)+1)/2)
 	var cs []cand
 	for _, n := range names {
+		if n == s {
+			continue
+		}
 		d := distance(s, n)
-		if len(s) >= 3 && (strings.HasPrefix(n, s) || strings.HasPrefix(s, n)) {
+		if len(s) >= 3 && (strings.HasPrefix(n, s) || strings.HasPrefix(s, n) || strings.Contains(n, s)) {
 			d = min(d, 1)
 		}
-		if d <= limit && n != s {
+		if d <= limit {
 			cs = append(cs, cand{n, d})
 		}
 	}
@@ -33,7 +42,7 @@ func Closest(s string, names []string) []string {
 
 // distance is the Levenshtein distance over bytes; names are ASCII.
 func distance(a, b string) int {
-	if len(a) > 256 || len(b) > 256 {
+	if len(a) > maxLen || len(b) > maxLen {
 		return max(len(a), len(b))
 	}
 	prev := make([]int, len(b)+1)
