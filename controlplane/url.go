@@ -2,7 +2,6 @@ package controlplane
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/url"
@@ -140,26 +139,12 @@ func secret(cfg config.Redis, getenv func(string) string) (string, error) {
 }
 
 func tlsConfig(t config.TLS, host string) (*tls.Config, error) {
-	c := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: host, InsecureSkipVerify: t.InsecureSkipVerify}
-	if t.ServerName != "" {
-		c.ServerName = t.ServerName
+	c, err := t.Load("redis.tls")
+	if err != nil {
+		return nil, err
 	}
-	if t.CAFile != "" {
-		pem, err := os.ReadFile(t.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("redis TLS CA: %w", err)
-		}
-		c.RootCAs = x509.NewCertPool()
-		if !c.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("redis TLS CA %s: no PEM certificates", t.CAFile)
-		}
-	}
-	if t.CertFile != "" || t.KeyFile != "" {
-		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("redis TLS client certificate: %w", err)
-		}
-		c.Certificates = []tls.Certificate{cert}
+	if c.ServerName == "" {
+		c.ServerName = host
 	}
 	return c, nil
 }

@@ -3,7 +3,6 @@ package queries
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/http"
@@ -92,29 +91,17 @@ func (c *Client) PausedUntil() time.Time {
 }
 
 // tlsConfig loads the CA and client certificate named in the config, and
-// records in asked whether a server requested a client certificate.
+// records in asked whether a server requested a client certificate, to tell
+// "certificate required" from other handshake failures.
 func tlsConfig(t config.TLS, asked *atomic.Bool) (*tls.Config, error) {
-	cfg := &tls.Config{ServerName: t.ServerName, InsecureSkipVerify: t.InsecureSkipVerify, MinVersion: tls.VersionTLS12}
-	if t.CAFile != "" {
-		pem, err := os.ReadFile(t.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("prometheus.tls.ca-file: %w", err)
-		}
-		cfg.RootCAs = x509.NewCertPool()
-		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("prometheus.tls.ca-file %s: no PEM certificate in it", t.CAFile)
-		}
-	}
-	if (t.CertFile == "") != (t.KeyFile == "") {
-		return nil, errors.New("prometheus.tls: cert-file and key-file go together; set both or neither")
+	cfg, err := t.Load("prometheus.tls")
+	if err != nil {
+		return nil, err
 	}
 	cert := &tls.Certificate{} // none: the handshake goes on without one
-	if t.CertFile != "" {
-		pair, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("prometheus.tls.cert-file/key-file: %w", err)
-		}
-		cert = &pair
+	if len(cfg.Certificates) > 0 {
+		cert = &cfg.Certificates[0]
+		cfg.Certificates = nil
 	}
 	cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
 		asked.Store(true)
