@@ -21,8 +21,8 @@ type run struct {
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup
 	resyncNow  chan struct{} // a resync is needed (subscribed, bad message)
-	changed    chan struct{} // the snapshot changed: flush acks, rearm expiry
-	wake       chan struct{} // health changed: rearm the state timer
+	acks       chan struct{} // the applied versions changed: write them
+	wake       chan struct{} // health or snapshot changed: rearm the timers
 	synced     chan struct{} // closed on the first sync while subscribed
 	syncedOnce sync.Once
 	subscribed atomic.Bool
@@ -61,7 +61,7 @@ func (p *Provider) InitWithContext(ctx context.Context, _ openfeature.Evaluation
 	p.reset()
 	r := &run{
 		resyncNow: make(chan struct{}, 1),
-		changed:   make(chan struct{}, 1),
+		acks:      make(chan struct{}, 1),
 		wake:      make(chan struct{}, 1),
 		synced:    make(chan struct{}),
 	}
@@ -72,8 +72,10 @@ func (p *Provider) InitWithContext(ctx context.Context, _ openfeature.Evaluation
 		r.wg.Add(1)
 		go p.subscribe(r)
 	}
-	r.wg.Add(1)
+	r.wg.Add(3)
 	go p.maintain(r)
+	go p.heartbeat(r)
+	go p.watch(r)
 	p.lifeMu.Unlock()
 
 	timer := time.NewTimer(p.opts.errorAfter)

@@ -136,39 +136,61 @@ func (p *Provider) onChange(r *run, payload string) {
 	p.mu.Unlock()
 	if ok {
 		p.emitChanged([]string{controlplane.Member(c.Kind, c.Target)})
-		poke(r.changed)
+		r.changed()
 	}
 }
 
-// maintain runs the resyncs, heartbeats, expiries and health transitions.
+// maintain runs the resyncs: after every (re)subscription, on a jittered
+// interval, and with backoff while they fail.
 func (p *Provider) maintain(r *run) {
 	defer r.wg.Done()
 	bo := backoff{base: 100 * time.Millisecond, limit: min(2*time.Second, p.opts.resync)}
 	resync := time.NewTimer(bo.next())
-	beat := time.NewTicker(p.opts.heartbeat)
-	expiry := time.NewTimer(time.Hour)
-	health := time.NewTimer(time.Hour)
-	defer func() { resync.Stop(); beat.Stop(); expiry.Stop(); health.Stop() }()
-	beatOK := true
-	doBeat := func() {
-		err := p.beat(r.ctx)
-		if err != nil && beatOK && r.ctx.Err() == nil {
-			p.opts.log.Warn("stormctl flags: heartbeat failed", "err", err)
-		}
-		beatOK = err == nil
-	}
+	defer resync.Stop()
 	for {
 		select {
 		case <-r.ctx.Done():
 			return
 		case <-r.resyncNow:
-			resync.Reset(p.doResync(r, &bo))
 		case <-resync.C:
-			resync.Reset(p.doResync(r, &bo))
-		case <-beat.C:
-			doBeat()
-		case <-r.changed:
-			doBeat()
+		}
+		resync.Reset(p.doResync(r, &bo))
+	}
+}
+
+// heartbeat announces the instance and rewrites its acknowledgements on
+// every beat and after every change.
+func (p *Provider) heartbeat(r *run) {
+	defer r.wg.Done()
+	tick := time.NewTicker(p.opts.heartbeat)
+	defer tick.Stop()
+	ok := true
+	for {
+		select {
+		case <-r.ctx.Done():
+			return
+		case <-tick.C:
+		case <-r.acks:
+		}
+		err := p.beat(r.ctx)
+		if err != nil && ok && r.ctx.Err() == nil {
+			p.opts.log.Warn("stormctl flags: heartbeat failed", "err", err)
+		}
+		ok = err == nil
+	}
+}
+
+// watch runs the timers that need no Redis call, lever expiry and health
+// transitions, so that neither waits behind a slow one.
+func (p *Provider) watch(r *run) {
+	defer r.wg.Done()
+	expiry := time.NewTimer(p.untilExpiry())
+	health := time.NewTimer(time.Hour)
+	defer func() { expiry.Stop(); health.Stop() }()
+	for {
+		select {
+		case <-r.ctx.Done():
+			return
 		case <-expiry.C:
 			p.expire()
 		case <-health.C:
@@ -181,6 +203,12 @@ func (p *Provider) maintain(r *run) {
 	}
 }
 
+// changed tells the other loops that the snapshot changed.
+func (r *run) changed() {
+	poke(r.acks)
+	poke(r.wake)
+}
+
 // doResync runs one resync and returns when to run the next.
 func (p *Provider) doResync(r *run, bo *backoff) time.Duration {
 	if err := p.resync(r.ctx); err != nil {
@@ -189,7 +217,7 @@ func (p *Provider) doResync(r *run, bo *backoff) time.Duration {
 		}
 		return bo.next()
 	}
-	poke(r.changed)
+	r.changed()
 	if p.opts.push && !r.subscribed.Load() {
 		// Poll while the change feed is down; the subscription's
 		// confirmation triggers the resync that makes the provider live.
