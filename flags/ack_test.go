@@ -13,7 +13,7 @@ import (
 	"github.com/stormctl/stormctl/internal/testenv"
 )
 
-func TestSeenBy(t *testing.T) {
+func TestAcknowledgementsSeenBy(t *testing.T) {
 	srv, rc, w := newRedis(t, testenv.RedisOptions{})
 	const n, heartbeat = 4, 200 * time.Millisecond
 	ctx := context.Background()
@@ -29,6 +29,11 @@ func TestSeenBy(t *testing.T) {
 		t.Cleanup(p.Shutdown)
 		providers, clients = append(providers, p), append(clients, c)
 	}
+	// The control plane reads the acknowledgements for `stormctl status`.
+	store, err := controlplane.NewStore(ctx, rc, "")
+	if err != nil {
+		t.Fatal(err)
+	}
 	member := controlplane.Member(controlplane.Retries, "checkout")
 	expect := func(what string, seen, live int) {
 		t.Helper()
@@ -36,7 +41,7 @@ func TestSeenBy(t *testing.T) {
 		var gotLive int
 		eventually(t, 5*time.Second, what, func() bool {
 			var err error
-			got, gotLive, err = flags.SeenBy(ctx, rc, w.keys)
+			got, gotLive, err = store.Acks(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -50,21 +55,21 @@ func TestSeenBy(t *testing.T) {
 	expect("every instance acknowledges version 2", n, n)
 	// A version no instance has seen: written without a message.
 	w.set(t, controlplane.Retries, "checkout", "cap:3", time.Hour, false)
-	if got, live, _ := flags.SeenBy(ctx, rc, w.keys); got[member] != 0 || live != n {
+	if got, live, _ := store.Acks(ctx); got[member] != 0 || live != n {
 		t.Errorf("unpublished version: seen by %d of %d, want 0 of %d", got[member], live, n)
 	}
 	w.set(t, controlplane.Retries, "checkout", "cap:4", time.Hour, true)
 	expect("version 4", n, n)
 
 	providers[0].Shutdown()
-	if got, live, _ := flags.SeenBy(ctx, rc, w.keys); got[member] != n-1 || live != n-1 {
+	if got, live, _ := store.Acks(ctx); got[member] != n-1 || live != n-1 {
 		t.Errorf("after a clean shutdown: seen by %d of %d, want %d", got[member], live, n-1)
 	}
 	// A crash: the instance can no longer reach Redis to withdraw, so its
 	// acknowledgements expire with their TTL.
 	_ = clients[1].Close()
 	providers[1].Shutdown()
-	if _, live, _ := flags.SeenBy(ctx, rc, w.keys); live != n-1 {
+	if _, live, _ := store.Acks(ctx); live != n-1 {
 		t.Errorf("right after the crash: live %d, want %d until the TTL passes", live, n-1)
 	}
 	expect("the crashed instance's acknowledgements expire", n-2, n-2)
