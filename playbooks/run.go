@@ -77,6 +77,8 @@ type Env struct {
 	Rand     *rand.Rand // jitter of wait polls; default seeded at random
 	// Progress, if set, hears every poll of a wait step.
 	Progress func(step string, m Measurement, met bool, err error)
+	// StepDone, if set, hears every step's outcome once it is journaled.
+	StepDone func(StepState)
 }
 
 // Input is what the responder supplies for one step.
@@ -124,6 +126,9 @@ func (r *Run) Playbook() *Playbook { return r.pb }
 
 // Params returns the resolved parameters.
 func (r *Run) Params() map[string]string { return r.params }
+
+// Render fills a step field's {{ .params.NAME }} with this run's values.
+func (r *Run) Render(s string) string { return render(s, r.params) }
 
 // Incident returns the incident the run is for, "" if none.
 func (r *Run) Incident() string { return r.opts.Incident }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/stormctl/stormctl/internal/exit"
@@ -148,7 +149,7 @@ func (r *Run) ask(s *Step, in Input) (StepState, error) {
 	if answer == "" {
 		return StepState{Status: Skipped, Outcome: fmt.Sprintf("not answered: %q", q)}, nil
 	}
-	if len(s.Choices) > 0 && !contains(s.Choices, answer) {
+	if len(s.Choices) > 0 && !slices.Contains(s.Choices, answer) {
 		return StepState{}, &ParamError{Msg: fmt.Sprintf("answer %q is not one of %v", answer, s.Choices)}
 	}
 	return StepState{Status: Passed, Answer: answer, Outcome: fmt.Sprintf("%q answered %q", q, answer)}, nil
@@ -176,6 +177,9 @@ func (r *Run) record(ctx context.Context, s *Step, st StepState, stepErr error) 
 	_, _, jerr := r.env.Journal.Append(ctx, e)
 	*r.states[s.ID] = st
 	r.fresh[s.ID] = true
+	if r.env.StepDone != nil {
+		r.env.StepDone(st)
+	}
 	if jerr != nil {
 		jerr = fmt.Errorf("step %s %s, but it could not be journaled: %w", s.ID, st.Status, jerr)
 	}
@@ -188,11 +192,14 @@ func (r *Run) record(ctx context.Context, s *Step, st StepState, stepErr error) 
 	return st, jerr
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
+// Skip journals step id as skipped by the responder, with why.
+func (r *Run) Skip(ctx context.Context, id, why string) (StepState, error) {
+	s := r.pb.Step(id)
+	if s == nil {
+		return StepState{}, r.unknownStep(id)
 	}
-	return false
+	if err := r.Start(ctx); err != nil {
+		return StepState{}, err
+	}
+	return r.record(ctx, s, StepState{Status: Skipped, Outcome: why}, nil)
 }

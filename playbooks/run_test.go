@@ -133,10 +133,12 @@ func TestRefusalThenResume(t *testing.T) {
 		})
 
 		w.j.entries = nil
+		w.m.values["amplification"] = []*float64{val(1.0)} // the storm is over: the re-run must still be a no-op
 		st, err = again.RunStep(context.Background(), "retries-off", Input{Yes: true})
 		if err != nil || !strings.Contains(st.Outcome, "already applied by this step for incident INC7") {
 			t.Fatalf("re-run: %v %q", err, st.Outcome)
 		}
+		equal(t, w.j.events(), []string{"playbook.started", "playbook.step.passed retries-off"})
 		if len(w.l.applied) != 1 {
 			t.Fatalf("applied %d times, want once", len(w.l.applied))
 		}

@@ -145,6 +145,14 @@ func closest(s string, names []string) []string {
 	return out
 }
 
+// Raw returns the playbook's file as written.
+func (p *Playbook) Raw() ([]byte, error) {
+	if name, ok := strings.CutPrefix(p.Source, "builtin:"); ok && p.Builtin {
+		return builtinFS.ReadFile(path.Join("builtin", name))
+	}
+	return os.ReadFile(p.Source)
+}
+
 // ParseFile reads and validates one playbook file, as `playbook validate` does.
 func ParseFile(file string, cat *queries.Catalog) (*Playbook, error) {
 	data, err := os.ReadFile(file)

@@ -38,3 +38,7 @@ func render(s string, params map[string]string) string {
 		return params[insertRE.FindStringSubmatch(m)[1]]
 	})
 }
+
+// Placeholders shows a templated field with each insertion as <NAME>, for
+// describing a playbook before its parameters are known.
+func Placeholders(s string) string { return insertRE.ReplaceAllString(s, "<$1>") }
