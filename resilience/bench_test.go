@@ -12,6 +12,8 @@ import (
 	"github.com/open-feature/go-sdk/openfeature/isolated"
 	"github.com/open-feature/go-sdk/openfeature/memprovider"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/stormctl/stormctl/flags"
 )
 
 // benchFlags is an OpenFeature client serving the retry and breaker flags
@@ -22,8 +24,8 @@ func benchFlags(b *testing.B) openfeature.IClient {
 	}
 	api := isolated.NewAPI()
 	p := memprovider.NewInMemoryProvider(map[string]memprovider.InMemoryFlag{
-		flagRetriesEnabled: static(flagRetriesEnabled, true), flagRetriesMax: static(flagRetriesMax, int64(3)),
-		flagBreakerForcedOpen: static(flagBreakerForcedOpen, false),
+		flags.RetriesEnabled: static(flags.RetriesEnabled, true), flags.RetriesMaxAttempts: static(flags.RetriesMaxAttempts, int64(3)),
+		flags.BreakerForcedOpen: static(flags.BreakerForcedOpen, false),
 	})
 	if err := api.SetProviderAndWait(context.Background(), p); err != nil {
 		b.Fatal(err)

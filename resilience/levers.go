@@ -4,15 +4,8 @@ import (
 	"context"
 
 	"github.com/open-feature/go-sdk/openfeature"
-)
 
-// The flag keys of DESIGN.md's flag contract that the middleware reads.
-const (
-	flagRetriesEnabled    = "stormctl.retries.enabled"
-	flagRetriesMax        = "stormctl.retries.max_attempts"
-	flagBreakerForcedOpen = "stormctl.breaker.forced_open"
-	flagShedPercent       = "stormctl.shed.percent"
-	flagDegradedMode      = "stormctl.degraded.mode"
+	"github.com/stormctl/stormctl/flags"
 )
 
 // Levers reads the control-plane levers of one service through an
@@ -27,7 +20,7 @@ type Levers struct {
 // NewLevers returns the levers of service read through client.
 func NewLevers(client openfeature.IClient, service string) *Levers {
 	return &Levers{client: client, service: service,
-		svcCtx: openfeature.NewTargetlessEvaluationContext(map[string]any{"service": service})}
+		svcCtx: openfeature.NewTargetlessEvaluationContext(map[string]any{flags.AttrService: service})}
 }
 
 // LeverState is what the levers say about calls to one dependency.
@@ -41,7 +34,7 @@ type LeverState struct {
 // dependencyContext is the evaluation context of calls to dependency; the
 // retrier builds it once instead of on every request.
 func (l *Levers) dependencyContext(dependency string) openfeature.EvaluationContext {
-	return openfeature.NewTargetlessEvaluationContext(map[string]any{"service": l.service, "dependency": dependency})
+	return openfeature.NewTargetlessEvaluationContext(map[string]any{flags.AttrService: l.service, flags.AttrDependency: dependency})
 }
 
 // Dependency reads the levers for calls to dependency, whose policy allows
@@ -55,15 +48,15 @@ func (l *Levers) read(ctx context.Context, ec openfeature.EvaluationContext, def
 	if l == nil || l.client == nil {
 		return s
 	}
-	s.RetriesEnabled = l.client.Boolean(ctx, flagRetriesEnabled, true, ec)
-	s.ForcedOpen = l.client.Boolean(ctx, flagBreakerForcedOpen, false, ec)
+	s.RetriesEnabled = l.client.Boolean(ctx, flags.RetriesEnabled, true, ec)
+	s.ForcedOpen = l.client.Boolean(ctx, flags.BreakerForcedOpen, false, ec)
 	if !s.RetriesEnabled {
 		s.MaxAttempts = 1
 		return s
 	}
 	// A cap below one attempt would send nothing; one attempt is the
 	// strictest meaning a lever can have.
-	n := l.client.Int(ctx, flagRetriesMax, int64(defaultMax), ec)
+	n := l.client.Int(ctx, flags.RetriesMaxAttempts, int64(defaultMax), ec)
 	s.MaxAttempts = int(max(min(n, int64(defaultMax)), 1))
 	return s
 }
@@ -74,7 +67,7 @@ func (l *Levers) ShedPercent(ctx context.Context) int {
 	if l == nil || l.client == nil {
 		return 0
 	}
-	return int(max(min(l.client.Int(ctx, flagShedPercent, 0, l.svcCtx), 100), 0))
+	return int(max(min(l.client.Int(ctx, flags.ShedPercent, 0, l.svcCtx), 100), 0))
 }
 
 // Degraded is the degraded mode the service should run in ("" for normal
@@ -83,5 +76,5 @@ func (l *Levers) Degraded(ctx context.Context) string {
 	if l == nil || l.client == nil {
 		return ""
 	}
-	return l.client.String(ctx, flagDegradedMode, "", l.svcCtx)
+	return l.client.String(ctx, flags.DegradedMode, "", l.svcCtx)
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/open-feature/go-sdk/openfeature/memprovider"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/stormctl/stormctl/flags"
 )
 
 // levers maps flag key → lever target → value; targets resolve like the
@@ -21,8 +23,8 @@ func (l levers) flags() map[string]memprovider.InMemoryFlag {
 	out := map[string]memprovider.InMemoryFlag{}
 	for key, targets := range l {
 		eval := func(_ memprovider.InMemoryFlag, fc openfeature.FlattenedContext) (any, openfeature.ProviderResolutionDetail) {
-			svc, _ := fc["service"].(string)
-			dep, _ := fc["dependency"].(string)
+			svc, _ := fc[flags.AttrService].(string)
+			dep, _ := fc[flags.AttrDependency].(string)
 			for _, target := range []string{svc + "->" + dep, svc, dep} {
 				if v, ok := targets[target]; ok {
 					return v, openfeature.ProviderResolutionDetail{Reason: openfeature.TargetingMatchReason}
@@ -50,9 +52,9 @@ func newFlags(t *testing.T, l levers) (openfeature.IClient, *memprovider.InMemor
 
 func TestLeverRetriesOffMakesOneAttempt(t *testing.T) {
 	srv := newServer(t, statuses(http.StatusServiceUnavailable))
-	flags, provider := newFlags(t, levers{})
-	checkout := client(t, newRetrier(t, Config{Flags: flags}))
-	search := client(t, newRetrier(t, Config{Service: "search", Dependency: "payments", Flags: flags}))
+	of, provider := newFlags(t, levers{})
+	checkout := client(t, newRetrier(t, Config{Flags: of}))
+	search := client(t, newRetrier(t, Config{Service: "search", Dependency: "payments", Flags: of}))
 	attempts := func(c *http.Client) int64 {
 		t.Helper()
 		before := srv.hits.Load()
@@ -64,7 +66,7 @@ func TestLeverRetriesOffMakesOneAttempt(t *testing.T) {
 	if n := attempts(checkout); n != 3 {
 		t.Fatalf("no lever: %d attempts, want 3", n)
 	}
-	provider.UpdateFlags(levers{flagRetriesEnabled: {"checkout": false}}.flags())
+	provider.UpdateFlags(levers{flags.RetriesEnabled: {"checkout": false}}.flags())
 	if n := attempts(checkout); n != 1 {
 		t.Errorf("retries off for checkout: %d attempts, want 1", n)
 	}
@@ -79,13 +81,13 @@ func TestLeverRetriesOffMakesOneAttempt(t *testing.T) {
 
 func TestLeverMaxAttemptsCaps(t *testing.T) {
 	srv := newServer(t, statuses(http.StatusServiceUnavailable))
-	flags, provider := newFlags(t, levers{})
-	c := client(t, newRetrier(t, Config{Flags: flags}))
+	of, provider := newFlags(t, levers{})
+	c := client(t, newRetrier(t, Config{Flags: of}))
 	for _, tc := range []struct {
 		cap  any
 		want int64
 	}{{2, 2}, {int64(1), 1}, {10, 3}, {0, 1}, {-4, 1}} {
-		provider.UpdateFlags(levers{flagRetriesMax: {"checkout->payments": tc.cap}}.flags())
+		provider.UpdateFlags(levers{flags.RetriesMaxAttempts: {"checkout->payments": tc.cap}}.flags())
 		before := srv.hits.Load()
 		if _, err := get(t, c, srv.URL); err != nil {
 			t.Fatal(err)
@@ -98,13 +100,13 @@ func TestLeverMaxAttemptsCaps(t *testing.T) {
 
 func TestLeverForcedOpenFailsFast(t *testing.T) {
 	srv := newServer(t, statuses(http.StatusOK))
-	flags, provider := newFlags(t, levers{flagBreakerForcedOpen: {"payments": true}})
+	of, provider := newFlags(t, levers{flags.BreakerForcedOpen: {"payments": true}})
 	reg := prometheus.NewRegistry()
 	m, err := NewMetrics(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := newRetrier(t, Config{Flags: flags, Metrics: m, Breaker: BreakerConfig{ConsecutiveFailures: 5}})
+	r := newRetrier(t, Config{Flags: of, Metrics: m, Breaker: BreakerConfig{ConsecutiveFailures: 5}})
 	c := client(t, r)
 	state := func(s State) float64 {
 		return testutil.ToFloat64(m.BreakerState.WithLabelValues("checkout", "payments", s.String()))
@@ -131,8 +133,8 @@ func TestLeverForcedOpenFailsFast(t *testing.T) {
 }
 
 func TestLeverDegradedAndShedPercent(t *testing.T) {
-	flags, provider := newFlags(t, levers{flagDegradedMode: {"checkout": "rules-only"}, flagShedPercent: {"checkout": 30}})
-	l := NewLevers(flags, "checkout")
+	of, provider := newFlags(t, levers{flags.DegradedMode: {"checkout": "rules-only"}, flags.ShedPercent: {"checkout": 30}})
+	l := NewLevers(of, "checkout")
 	ctx := context.Background()
 	if got := l.Degraded(ctx); got != "rules-only" {
 		t.Errorf("degraded %q", got)
@@ -140,11 +142,11 @@ func TestLeverDegradedAndShedPercent(t *testing.T) {
 	if got := l.ShedPercent(ctx); got != 30 {
 		t.Errorf("shed %d", got)
 	}
-	if got := NewLevers(flags, "search").Degraded(ctx); got != "" {
+	if got := NewLevers(of, "search").Degraded(ctx); got != "" {
 		t.Errorf("search degraded %q", got)
 	}
 	for in, want := range map[int]int{150: 100, -5: 0} {
-		provider.UpdateFlags(levers{flagShedPercent: {"checkout": in}}.flags())
+		provider.UpdateFlags(levers{flags.ShedPercent: {"checkout": in}}.flags())
 		if got := l.ShedPercent(ctx); got != want {
 			t.Errorf("shed lever %d read as %d, want %d", in, got, want)
 		}
@@ -157,7 +159,7 @@ func TestLeverDegradedAndShedPercent(t *testing.T) {
 	if s := none.Dependency(ctx, "payments", 3); !s.RetriesEnabled || s.MaxAttempts != 3 || s.ForcedOpen {
 		t.Errorf("nil client: %+v", s)
 	}
-	provider.UpdateFlags(levers{flagRetriesEnabled: {"checkout": "no"}}.flags())
+	provider.UpdateFlags(levers{flags.RetriesEnabled: {"checkout": "no"}}.flags())
 	if s := l.Dependency(ctx, "payments", 3); !s.RetriesEnabled || s.MaxAttempts != 3 {
 		t.Errorf("mistyped lever: %+v", s)
 	}

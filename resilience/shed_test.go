@@ -11,11 +11,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/stormctl/stormctl/flags"
 )
 
 func TestShedRejectsTheLeverShare(t *testing.T) {
 	for _, pct := range []int{0, 1, 30, 75, 100} {
-		flags, _ := newFlags(t, levers{flagShedPercent: {"checkout": pct}})
+		of, _ := newFlags(t, levers{flags.ShedPercent: {"checkout": pct}})
 		reg := prometheus.NewRegistry()
 		m, err := NewMetrics(reg)
 		if err != nil {
@@ -25,7 +27,7 @@ func TestShedRejectsTheLeverShare(t *testing.T) {
 		h := Shed(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			served++
 			w.WriteHeader(http.StatusAccepted)
-		}), ShedConfig{Service: "checkout", Flags: flags, Rand: SeededRand(uint64(pct)), Metrics: m})
+		}), ShedConfig{Service: "checkout", Flags: of, Rand: SeededRand(uint64(pct)), Metrics: m})
 		const requests = 10000
 		shed := 0
 		for range requests {
@@ -65,10 +67,10 @@ stormctl_server_requests_total{code="503",service="checkout"} %d
 // TestShedIsMeteredAsShedByTheCaller: a caller's attempts rejected by Shed
 // count as outcome "shed", and its Retry-After is honoured.
 func TestShedIsMeteredAsShedByTheCaller(t *testing.T) {
-	flags, provider := newFlags(t, levers{flagShedPercent: {"payments": 100}})
+	of, provider := newFlags(t, levers{flags.ShedPercent: {"payments": 100}})
 	srv := httptest.NewServer(Shed(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = io.WriteString(w, "ok")
-	}), ShedConfig{Service: "payments", Flags: flags}))
+	}), ShedConfig{Service: "payments", Flags: of}))
 	defer srv.Close()
 	reg := prometheus.NewRegistry()
 	m, _ := NewMetrics(reg)
