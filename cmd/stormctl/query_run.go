@@ -157,23 +157,24 @@ func printResults(f *Factory, results []resultJSON, single bool) error {
 	}
 	return f.Print(v, func(tty bool) error {
 		t := output.NewTable(f.IO.Out, tty, "query", "series", "value", "status", "unit")
+		var notes []string // printed after the table, so the table reads first
 		for _, r := range results {
 			for _, w := range r.Warnings {
-				fmt.Fprintf(f.IO.ErrOut, "%s: prometheus warning: %s\n", r.ID, w)
+				notes = append(notes, fmt.Sprintf("%s: prometheus warning: %s", r.ID, w))
 			}
 			for _, i := range r.Infos {
-				fmt.Fprintf(f.IO.ErrOut, "%s: prometheus info: %s\n", r.ID, i)
+				notes = append(notes, fmt.Sprintf("%s: prometheus info: %s", r.ID, i))
 			}
 			if b := boundNote(&queries.Rendered{Bound: r.Bound, Note: r.Note}); b != "" {
-				fmt.Fprintf(f.IO.ErrOut, "%s (%s)%s\n", r.ID, r.Pack, b)
+				notes = append(notes, fmt.Sprintf("%s (%s)%s", r.ID, r.Pack, b))
 			}
 			switch {
 			case r.Error != "":
 				t.Row(r.ID, "-", "-", "error", r.Unit)
-				fmt.Fprintf(f.IO.ErrOut, "%s: %s\n", r.ID, r.Error)
+				notes = append(notes, fmt.Sprintf("%s: %s", r.ID, r.Error))
 			case r.NoData != nil:
 				t.Row(r.ID, "-", "no data", statusNoData, r.Unit)
-				fmt.Fprintf(f.IO.ErrOut, "%s: no data: %s\n", r.ID, r.NoData.Message)
+				notes = append(notes, fmt.Sprintf("%s: no data: %s", r.ID, r.NoData.Message))
 			}
 			for _, s := range r.Series {
 				val := s.ValueText
@@ -187,7 +188,13 @@ func printResults(f *Factory, results []resultJSON, single bool) error {
 				t.Row(r.ID, seriesName(s.Labels), val, status, r.Unit)
 			}
 		}
-		return t.Flush()
+		if err := t.Flush(); err != nil {
+			return err
+		}
+		for _, n := range notes {
+			fmt.Fprintln(f.IO.ErrOut, n)
+		}
+		return nil
 	})
 }
 
