@@ -9,7 +9,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/stormctl/stormctl/internal/yamlfile"
@@ -165,10 +167,44 @@ func (f *File) Resolve(o Overrides, getenv func(string) string) (*Resolved, erro
 		}
 		r.Context = *c
 	}
+	r.expandHome(getenv("HOME"))
 	r.Prometheus.URL = firstNonEmpty(o.PrometheusURL, getenv(EnvPrometheus), r.Prometheus.URL)
 	r.Redis.URL = firstNonEmpty(o.RedisURL, getenv(EnvRedis), r.Redis.URL)
 	r.Actor = firstNonEmpty(o.Actor, getenv(EnvActor), r.Actor, getenv("USER"))
 	return r, nil
+}
+
+// expandHome replaces a leading ~/ in the context's paths with home, as a
+// shell would: config files are written by hand.
+func (r *Resolved) expandHome(home string) {
+	if home == "" {
+		return
+	}
+	expand := func(p *string) {
+		if strings.HasPrefix(*p, "~/") {
+			*p = filepath.Join(home, (*p)[2:])
+		}
+	}
+	// The slices are shared with the loaded file; expand copies.
+	r.QueriesDirs, r.PlaybooksDirs = slices.Clone(r.QueriesDirs), slices.Clone(r.PlaybooksDirs)
+	for i := range r.QueriesDirs {
+		expand(&r.QueriesDirs[i])
+	}
+	for i := range r.PlaybooksDirs {
+		expand(&r.PlaybooksDirs[i])
+	}
+	for _, t := range []*TLS{&r.Prometheus.TLS, &r.Redis.TLS} {
+		expand(&t.CAFile)
+		expand(&t.CertFile)
+		expand(&t.KeyFile)
+	}
+	expand(&r.Prometheus.BearerTokenFile)
+	expand(&r.Redis.PasswordFile)
+	if r.Prometheus.BasicAuth != nil {
+		ba := *r.Prometheus.BasicAuth
+		expand(&ba.PasswordFile)
+		r.Prometheus.BasicAuth = &ba
+	}
 }
 
 func (f *File) contextNames() []string {

@@ -72,3 +72,20 @@ func TestLoadErrorsNamePosition(t *testing.T) {
 		t.Fatalf("missing file must be empty config: %v", err)
 	}
 }
+
+func TestResolveExpandsHome(t *testing.T) {
+	f, err := Load(write(t, "contexts:\n  c:\n    queries-dirs: [~/q, /abs]\n    prometheus: {tls: {ca-file: ~/ca.pem}}\ncurrent-context: c\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := f.Resolve(Overrides{}, env(map[string]string{"HOME": "/home/alice"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.QueriesDirs[0] != "/home/alice/q" || r.QueriesDirs[1] != "/abs" || r.Prometheus.TLS.CAFile != "/home/alice/ca.pem" {
+		t.Fatalf("not expanded: %v %q", r.QueriesDirs, r.Prometheus.TLS.CAFile)
+	}
+	if f.Contexts["c"].QueriesDirs[0] != "~/q" {
+		t.Fatal("Resolve changed the loaded file")
+	}
+}
