@@ -67,15 +67,17 @@ func (e Expectation) String() string {
 	return e.Op + " " + strconv.FormatFloat(e.Value, 'g', -1, 64)
 }
 
-// overTime is the PromQL function that makes the expectation hold over a
-// window: the value must stay above a lower bound (min_over_time) or below
-// an upper bound (max_over_time). Equality has no such function.
-func (e Expectation) overTime() string {
-	switch e.Op {
-	case ">", ">=":
-		return "min_over_time"
-	case "<", "<=":
-		return "max_over_time"
+// overTime is the PromQL function that turns a window of values into the
+// one to compare: to hold throughout the window, the value must stay above
+// a lower bound (its minimum) or below an upper bound (its maximum); to
+// hold at some moment, the opposite. Equality has no such function.
+func (e Expectation) overTime(throughout bool) string {
+	lower := e.Op == ">" || e.Op == ">="
+	if !lower && e.Op != "<" && e.Op != "<=" {
+		return ""
 	}
-	return ""
+	if lower == throughout {
+		return "min_over_time"
+	}
+	return "max_over_time"
 }

@@ -27,8 +27,11 @@ const (
 // no series meets it only with no_data: pass.
 func judge(s *Step, m Measurement) (met bool, ev []journal.Evidence, summary string) {
 	want := s.expect.String()
-	if s.For > 0 {
+	switch {
+	case s.For > 0:
 		want += " for " + s.For.D().String()
+	case s.Within > 0:
+		want += " within " + s.Within.D().String()
 	}
 	base := journal.Evidence{Query: s.Query, Pack: m.Pack, Threshold: want, Time: m.At.UTC()}
 	if len(m.Series) == 0 {

@@ -34,7 +34,7 @@ func (s *Step) fields() []field {
 	cw := []StepType{Check, Wait}
 	return []field{
 		{"query", s.Query != "", cw}, {"params", len(s.Params) > 0, cw}, {"expect", s.Expect != "", cw},
-		{"for", s.For != 0, cw}, {"match", s.Match != "", cw}, {"no_data", s.NoData != "", cw},
+		{"for", s.For != 0, cw}, {"within", s.Within != 0, cw}, {"match", s.Match != "", cw}, {"no_data", s.NoData != "", cw},
 		{"on_fail", s.OnFail != "", cw},
 		{"timeout", s.Timeout != 0, []StepType{Wait}}, {"every", s.Every != 0, []StepType{Wait}},
 		{"op", s.Op != "", []StepType{Action}}, {"kind", s.Kind != "", []StepType{Action}},
@@ -53,7 +53,7 @@ func (c *checker) step(p string, i int, s *Step) {
 		c.bad(p+".type", "use one of: "+joinTypes(StepTypes), "step %q has type %q", s.ID, s.Type)
 		return
 	}
-	for name, d := range map[string]Duration{"for": s.For, "timeout": s.Timeout, "every": s.Every, "ttl": s.TTL} {
+	for name, d := range map[string]Duration{"for": s.For, "within": s.Within, "timeout": s.Timeout, "every": s.Every, "ttl": s.TTL} {
 		if d == badDuration {
 			c.bad(p+"."+name, "write a duration such as 30s, 5m or 1h", "%s is not a duration", name)
 		}
@@ -115,12 +115,19 @@ func (c *checker) query(p string, s *Step) {
 		c.bad(p+".expect", `write OP NUMBER, e.g. "> 1.3", "<= 0.7" or "== 0"`, "bad expectation: %v", err)
 	} else {
 		s.expect = e
-		if s.For > 0 && e.overTime() == "" {
-			c.bad(p+".for", "remove for, or compare with >, >=, < or <=", "for needs an ordering comparison, not %s", e.Op)
+		for name, d := range map[string]Duration{"for": s.For, "within": s.Within} {
+			if d > 0 && e.overTime(true) == "" {
+				c.bad(p+"."+name, "remove "+name+", or compare with >, >=, < or <=", "%s needs an ordering comparison, not %s", name, e.Op)
+			}
 		}
 	}
-	if s.For.D() > MaxFor {
-		c.bad(p+".for", "use a window between 0 and 24h", "for %s is out of range", s.For.D())
+	for name, d := range map[string]Duration{"for": s.For, "within": s.Within} {
+		if d.D() > MaxFor {
+			c.bad(p+"."+name, "use a window of at most 24h", "%s %s is out of range", name, d.D())
+		}
+	}
+	if s.For > 0 && s.Within > 0 {
+		c.bad(p+".within", "keep for (held throughout the window) or within (held at some moment in it)", "for and within exclude each other")
 	}
 	c.enum(p+".match", "match", s.Match, "all", "any")
 	c.enum(p+".no_data", "no_data", s.NoData, "fail", "pass")

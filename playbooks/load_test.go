@@ -155,6 +155,18 @@ func TestExpectations(t *testing.T) {
 			t.Errorf("%s holds for %v = %v, want %v", c.src, c.v, got, c.want)
 		}
 	}
+	// For (throughout the window) and within (at some moment of it) pick
+	// the window's minimum or maximum by the side the bound is on.
+	for _, c := range []struct {
+		src              string
+		throughout, some string
+	}{{"> 1", "min_over_time", "max_over_time"}, {">= 1", "min_over_time", "max_over_time"},
+		{"< 1", "max_over_time", "min_over_time"}, {"<= 0", "max_over_time", "min_over_time"}, {"== 0", "", ""}} {
+		e, _ := ParseExpectation(c.src)
+		if e.overTime(true) != c.throughout || e.overTime(false) != c.some {
+			t.Errorf("%s: for %q, within %q", c.src, e.overTime(true), e.overTime(false))
+		}
+	}
 	for _, bad := range []string{"", "1.3", "> ", "> x", "> NaN", "> Inf", "=> 1", "~ 2"} {
 		if _, err := ParseExpectation(bad); err == nil {
 			t.Errorf("%q parsed", bad)

@@ -44,12 +44,12 @@ func (p *PromMeasurer) Measure(ctx context.Context, m MeasureRequest) (Measureme
 		return out, err
 	}
 	out.Expr = r.Expr
-	if m.For > 0 && m.Over != "" {
+	if m.Window > 0 && m.Over != "" {
 		step := p.Step
 		if step <= 0 {
 			step = 15 * time.Second
 		}
-		out.Expr = fmt.Sprintf("%s((%s)[%s:%s])", m.Over, r.Expr, model.Duration(m.For), model.Duration(step))
+		out.Expr = fmt.Sprintf("%s((%s)[%s:%s])", m.Over, r.Expr, model.Duration(m.Window), model.Duration(step))
 	}
 	res := p.Runner.Run(ctx, queries.Request{Key: m.Key, Expr: out.Expr, Metrics: r.Metrics})
 	out.At = res.At

@@ -76,8 +76,11 @@ type Step struct {
 	// and pack; values may insert {{ .params.NAME }}.
 	Params map[string]string `yaml:"params" json:"params,omitempty"`
 	Expect string            `yaml:"expect" json:"expect,omitempty"`
-	// For makes the expectation hold over a window, not just now.
-	For Duration `yaml:"for" json:"for,omitempty"`
+	// For makes the expectation hold throughout a window ending now;
+	// Within makes it hold at some moment in one (a signal that flaps,
+	// like breakers opening and closing, is caught between samples).
+	For    Duration `yaml:"for" json:"for,omitempty"`
+	Within Duration `yaml:"within" json:"within,omitempty"`
 	// Match is "all" (default: every series meets the expectation) or "any".
 	Match string `yaml:"match" json:"match,omitempty"`
 	// NoData is "fail" (default) or "pass": whether a query without series

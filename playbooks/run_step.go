@@ -70,11 +70,18 @@ func (r *Run) measure(ctx context.Context, s *Step) (Measurement, error) {
 		params[k] = render(s.Params[k], r.params)
 		key += "|" + k + "=" + params[k]
 	}
-	if s.For > 0 {
-		key += "|for=" + s.For.D().String()
+	req := MeasureRequest{Query: s.Query, Params: params}
+	switch {
+	case s.For > 0:
+		req.Window, req.Over = s.For.D(), s.expect.overTime(true)
+	case s.Within > 0:
+		req.Window, req.Over = s.Within.D(), s.expect.overTime(false)
 	}
-	return r.env.Measurer.Measure(ctx, MeasureRequest{Key: "playbook|" + key, Query: s.Query, Params: params,
-		For: s.For.D(), Over: s.expect.overTime()})
+	if req.Over != "" {
+		key += "|" + req.Over + "=" + req.Window.String()
+	}
+	req.Key = "playbook|" + key
+	return r.env.Measurer.Measure(ctx, req)
 }
 
 func (r *Run) check(ctx context.Context, s *Step) (StepState, error) {

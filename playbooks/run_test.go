@@ -239,6 +239,27 @@ func TestAskAndRelease(t *testing.T) {
 	}
 }
 
+// A step's window reaches the measurer with the function that makes the
+// expectation hold throughout it (for) or at some moment of it (within).
+func TestWindowsReachTheMeasurer(t *testing.T) {
+	w := newWorld(map[string][]*float64{"breaker_open_fraction": {val(0.4)}, "replica_churn": {val(0)}})
+	r := newRun(t, builtin(t, "fleet-breaker-amnesia"), w, "INC5", map[string]string{"service": "risk-agent", "dependency": "model-provider"})
+	for _, id := range []string{"breakers-disagree", "fleet-agrees"} {
+		if _, err := r.RunStep(context.Background(), id, Input{}); err != nil && id == "breakers-disagree" {
+			t.Fatal(err)
+		}
+	}
+	got := []string{}
+	for _, m := range w.m.reqs {
+		got = append(got, m.Query+" "+m.Over+" "+m.Window.String()+" "+m.Params["service"])
+	}
+	equal(t, got[:2], []string{"breaker_open_fraction max_over_time 2m0s risk-agent", "breaker_open_fraction max_over_time 1m0s risk-agent"})
+	st, _ := r.State("breakers-disagree")
+	if st.Outcome != "breaker_open_fraction = 0.4, expected > 0 within 2m0s: met" {
+		t.Fatalf("outcome %q", st.Outcome)
+	}
+}
+
 func TestJudgeMatchAndNoData(t *testing.T) {
 	mk := func(match, noData, expect string) *Step {
 		s := &Step{Query: "pool_saturation", Match: match, NoData: noData}

@@ -24,10 +24,10 @@ type MeasureRequest struct {
 	Key    string
 	Query  string
 	Params map[string]string // rendered: service, dependency, pool, window, pack
-	// For, when set, asks for the value held over the window: the minimum
-	// for a lower bound, the maximum for an upper bound (Over).
-	For  time.Duration
-	Over string // min_over_time or max_over_time
+	// Window, when set, asks for Over (min_over_time or max_over_time) of
+	// the query's values over the window ending now.
+	Window time.Duration
+	Over   string
 }
 
 // Measurement is a query's value now, one per series.

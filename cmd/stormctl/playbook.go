@@ -238,6 +238,9 @@ func stepDetails(s *playbooks.Step, fill func(string) string) []string {
 		if s.For > 0 {
 			q += " for " + s.For.D().String()
 		}
+		if s.Within > 0 {
+			q += " at some moment within " + s.Within.D().String()
+		}
 		if s.Match == "any" {
 			q += " (any series)"
 		}
