@@ -142,10 +142,11 @@ func (a *attempt) approve(ctx context.Context) error {
 	}
 	e := a.entry(journal.ActionApproved, ap.Target)
 	e.Outcome = fmt.Sprintf("approved request %s of %s", ap.ID, ap.Actor)
-	if _, err := a.s.Store.SwapRecord(ctx, requestsCollection, ap.ID, a.approvalRaw, string(raw), e); err != nil {
+	sealed, err := a.s.Store.SwapRecord(ctx, requestsCollection, ap.ID, a.approvalRaw, string(raw), e)
+	if err != nil {
 		return a.failed(ctx, err)
 	}
-	a.approval = &ap
+	a.approval, a.head = &ap, sealed.Hash
 	return nil
 }
 

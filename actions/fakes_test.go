@@ -21,10 +21,13 @@ type fakeCP struct {
 	versions map[string]int64
 	records  map[string]map[string]string
 	idem     map[string]controlplane.Result
-	rate     controlplane.RateStatus // what a peek returns
-	takes    int
-	writes   int
-	journal  []journal.Entry
+	rate     controlplane.RateStatus // what a snapshot reads
+	// rateAtWrite is what the apply script finds: the budget may be spent
+	// between the read and the write.
+	rateAtWrite controlplane.RateStatus
+	takes       int
+	writes      int
+	journal     []journal.Entry
 }
 
 func newFakeCP() *fakeCP {
@@ -37,6 +40,35 @@ func (f *fakeCP) Get(_ context.Context, k controlplane.Kind, t string) (*control
 	defer f.mu.Unlock()
 	m := controlplane.Member(k, t)
 	return f.levers[m], f.versions[m], "head", nil
+}
+
+func (f *fakeCP) Snapshot(_ context.Context, r controlplane.SnapshotRequest) (*controlplane.Snapshot, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	snap := &controlplane.Snapshot{Levers: map[string]controlplane.LeverRead{}, Head: "head", Replays: map[string]*controlplane.Result{}}
+	for _, t := range r.Targets {
+		m := controlplane.Member(r.Kind, t)
+		snap.Levers[t] = controlplane.LeverRead{Lever: f.levers[m], Version: f.versions[m]}
+	}
+	if r.Rate != nil {
+		snap.Rate = f.rate
+	}
+	for _, k := range r.IdempotencyKeys {
+		if res, ok := f.idem[k]; ok && k != "" {
+			res.Replayed = true
+			snap.Replays[k] = &res
+		}
+	}
+	for _, ref := range r.Records {
+		m := map[string]string{}
+		for id, v := range f.records[ref.Collection] {
+			if ref.ID == "" || ref.ID == id {
+				m[id] = v
+			}
+		}
+		snap.Records = append(snap.Records, m)
+	}
+	return snap, nil
 }
 
 func (f *fakeCP) Levers(context.Context) ([]controlplane.Lever, error) {
@@ -60,6 +92,12 @@ func (f *fakeCP) Apply(_ context.Context, r controlplane.ApplyRequest) (controlp
 	m := controlplane.Member(r.Lever.Kind, r.Lever.Target)
 	if f.versions[m] != r.Expected {
 		return controlplane.Result{}, &controlplane.ConflictError{Kind: r.Lever.Kind, Target: r.Lever.Target}
+	}
+	if r.Rate != nil {
+		if f.rateAtWrite.Limited != "" {
+			return controlplane.Result{}, &controlplane.RateLimitedError{Actor: r.Rate.Actor, Status: f.rateAtWrite}
+		}
+		f.takes++
 	}
 	l := r.Lever
 	l.Version, l.Previous = r.Expected+1, r.Current
@@ -100,25 +138,6 @@ func (f *fakeCP) Extend(_ context.Context, r controlplane.ExtendRequest) (contro
 	next := *r.Current
 	next.ExpiresAt = r.ExpiresAt
 	return f.update(r.Current, &next, r.Entry, journal.ActionExtended)
-}
-
-func (f *fakeCP) Replay(_ context.Context, key string) (*controlplane.Result, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if res, ok := f.idem[key]; ok {
-		res.Replayed = true
-		return &res, nil
-	}
-	return nil, nil
-}
-
-func (f *fakeCP) Rate(_ context.Context, _ string, _ controlplane.RateLimit, take bool) (controlplane.RateStatus, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if take && f.rate.Limited == "" {
-		f.takes++
-	}
-	return f.rate, nil
 }
 
 func (f *fakeCP) SwapRecord(_ context.Context, coll, id, old, value string, e journal.Entry) (journal.Entry, error) {

@@ -140,17 +140,21 @@ func (a *attempt) attachIncident(ctx context.Context) (verdict, error) {
 		a.incident = a.approval.Incident
 		return verdict{}, nil
 	}
+	snap, err := a.read(ctx)
+	if err != nil {
+		return verdict{}, err
+	}
+	var incidents map[string]string // what read asked for: all, or the one named
+	if len(snap.Records) > 0 {
+		incidents = snap.Records[0]
+	}
 	if a.spec.Incident == "" {
-		cur, err := a.s.CurrentIncident(ctx)
-		if err != nil {
-			return verdict{}, err
-		}
-		if cur != nil {
+		if cur := currentIncident(incidents); cur != nil {
 			a.incident = cur.ID
 		}
 		return verdict{}, nil
 	}
-	inc, err := a.s.incident(ctx, a.spec.Incident)
+	inc, err := decodeIncident(a.spec.Incident, incidents[a.spec.Incident])
 	if err != nil {
 		return verdict{}, err
 	}
@@ -279,13 +283,15 @@ func (a *attempt) approvalGuard(context.Context) (verdict, error) {
 }
 
 func (a *attempt) conflict(ctx context.Context) (verdict, error) {
+	snap, err := a.read(ctx)
+	if err != nil {
+		return verdict{}, err
+	}
 	var replaced []string
 	for _, t := range a.targets {
-		cur, version, head, err := a.s.Store.Get(ctx, a.ks.Kind, t.Name)
-		if err != nil {
-			return verdict{}, err
-		}
-		a.state[t.Name] = leverState{cur: cur, version: version, head: head}
+		lr := snap.Levers[t.Name]
+		cur := lr.Lever
+		a.state[t.Name] = leverState{cur: cur, version: lr.Version}
 		if cur == nil {
 			continue
 		}
@@ -304,10 +310,11 @@ func (a *attempt) conflict(ctx context.Context) (verdict, error) {
 
 func (a *attempt) rateLimit(ctx context.Context) (verdict, error) {
 	lim := a.s.Policy.RateLimit()
-	st, err := a.s.Store.Rate(ctx, a.actor, lim, false)
+	snap, err := a.read(ctx)
 	if err != nil {
 		return verdict{}, err
 	}
+	st := snap.Rate
 	if ref := a.rateRefusal(st); ref != nil {
 		return verdict{refuse: ref}, nil
 	}

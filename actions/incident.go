@@ -72,9 +72,9 @@ func (s *Service) CloseIncident(ctx context.Context, id, actor string) (*Inciden
 	if raw == "" {
 		return nil, &NotFoundError{What: "incident", ID: id, Detail: "see `stormctl incident list`"}
 	}
-	var inc Incident
-	if err := json.Unmarshal([]byte(raw), &inc); err != nil {
-		return nil, fmt.Errorf("incident %s: %w", id, err)
+	inc, err := decodeIncident(id, raw)
+	if err != nil {
+		return nil, err
 	}
 	if !inc.IsOpen() {
 		return nil, &NotFoundError{What: "incident", ID: id, Detail: "it was closed at " + inc.ClosedAt.Format(time.RFC3339) + " by " + inc.ClosedBy}
@@ -89,7 +89,7 @@ func (s *Service) CloseIncident(ctx context.Context, id, actor string) (*Inciden
 	if _, err := s.Store.SwapRecord(ctx, incidentsCollection, id, raw, string(next), e); err != nil {
 		return nil, err
 	}
-	return &inc, nil
+	return inc, nil
 }
 
 // Incidents lists every incident, oldest first. A record that does not
@@ -124,25 +124,30 @@ func decodeIncidents(all map[string]string) ([]Incident, []error) {
 }
 
 // CurrentIncident is the latest opened incident still open, nil if none.
-// A damaged record is skipped: it must not stop anyone pulling a lever.
 func (s *Service) CurrentIncident(ctx context.Context) (*Incident, error) {
 	all, err := s.Store.Records(ctx, incidentsCollection)
 	if err != nil {
 		return nil, err
 	}
+	return currentIncident(all), nil
+}
+
+// currentIncident picks the current incident from every incident record.
+// A damaged record is skipped: it must not stop anyone pulling a lever.
+func currentIncident(all map[string]string) *Incident {
 	incs, _ := decodeIncidents(all)
 	for i := len(incs) - 1; i >= 0; i-- {
 		if incs[i].IsOpen() {
-			return &incs[i], nil
+			return &incs[i]
 		}
 	}
-	return nil, nil
+	return nil
 }
 
-func (s *Service) incident(ctx context.Context, id string) (*Incident, error) {
-	raw, err := s.Store.Record(ctx, incidentsCollection, id)
-	if err != nil || raw == "" {
-		return nil, err
+// decodeIncident reads the record of incident id; "" is no incident.
+func decodeIncident(id, raw string) (*Incident, error) {
+	if raw == "" {
+		return nil, nil
 	}
 	var inc Incident
 	if err := json.Unmarshal([]byte(raw), &inc); err != nil {

@@ -54,7 +54,6 @@ const (
 type leverState struct {
 	cur     *controlplane.Lever
 	version int64
-	head    string
 }
 
 // attempt is one run of the guards for one action.
@@ -80,6 +79,8 @@ type attempt struct {
 	forced   bool
 	pending  bool
 	state    map[string]leverState
+	snap     *controlplane.Snapshot // read once, see read
+	head     string                 // the journal head last seen, for the first write
 	replayed []TargetResult
 	guards   []GuardResult
 }
@@ -170,15 +171,16 @@ func (s *Service) apply(ctx context.Context, a *attempt, op string) (*Result, er
 			return nil, err
 		}
 	}
-	st, err := s.Store.Rate(ctx, a.actor, s.Policy.RateLimit(), true)
-	if err != nil {
-		return nil, a.failed(ctx, err)
-	}
-	if ref := a.rateRefusal(st); ref != nil {
+	res, err := a.commit(ctx, op)
+	// The first target's script spends the rate budget with its write; one
+	// that finds it spent since the guard read it writes nothing.
+	var spent *controlplane.RateLimitedError
+	if errors.As(err, &spent) {
+		ref := a.rateRefusal(spent.Status)
 		a.guards = append(a.guards, GuardResult{Guard: GuardRateLimit, Status: StatusRefused, Detail: ref.Reason})
 		return a.result(op), a.refuse(ctx, ref)
 	}
-	return a.commit(ctx, op)
+	return res, err
 }
 
 // commit writes each lever; a failure part way leaves the earlier targets
@@ -191,15 +193,15 @@ func (a *attempt) commit(ctx context.Context, op string) (*Result, error) {
 	for i, t := range a.targets {
 		st := a.state[t.Name]
 		e := a.entry("", t.Name)
-		head := ""
-		if i == 0 {
-			head = st.head
-		}
-		r, err := a.s.Store.Apply(ctx, controlplane.ApplyRequest{
+		req := controlplane.ApplyRequest{
 			Lever: controlplane.Lever{Kind: a.ks.Kind, Target: t.Name, Value: a.value, ActionID: a.id, Actor: a.leverActor,
 				Reason: a.spec.Reason, Incident: a.incident, CreatedAt: now, ExpiresAt: now.Add(a.spec.TTL)},
-			Expected: st.version, Current: st.cur, Head: head, Entry: e, IdempotencyKey: a.idemKey(t.Name),
-		})
+			Expected: st.version, Current: st.cur, Entry: e, IdempotencyKey: a.idemKey(t.Name),
+		}
+		if i == 0 { // one action spends one change of the budget
+			req.Head, req.Rate = a.head, a.rateCharge()
+		}
+		r, err := a.s.Store.Apply(ctx, req)
 		if err != nil {
 			if len(done) > 0 {
 				err = fmt.Errorf("applied to %s but not to %s: %w", strings.Join(done, ", "), t.Name, err)
@@ -220,12 +222,13 @@ func (a *attempt) replay(ctx context.Context) (bool, error) {
 	if key == "" || len(a.targets) == 0 {
 		return false, nil
 	}
+	snap, err := a.read(ctx)
+	if err != nil {
+		return false, err
+	}
 	var rest []Target
 	for _, t := range a.targets {
-		r, err := a.s.Store.Replay(ctx, a.idemKey(t.Name))
-		if err != nil {
-			return false, err
-		}
+		r := snap.Replays[a.idemKey(t.Name)]
 		if r == nil || r.Lever == nil {
 			rest = append(rest, t)
 			continue

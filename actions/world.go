@@ -64,8 +64,9 @@ type ControlPlane interface {
 	Apply(ctx context.Context, r controlplane.ApplyRequest) (controlplane.Result, error)
 	Release(ctx context.Context, r controlplane.ReleaseRequest) (controlplane.Result, error)
 	Extend(ctx context.Context, r controlplane.ExtendRequest) (controlplane.Result, error)
-	Replay(ctx context.Context, key string) (*controlplane.Result, error)
-	Rate(ctx context.Context, actor string, l controlplane.RateLimit, take bool) (controlplane.RateStatus, error)
+	// Snapshot reads everything a guarded action checks before it writes,
+	// in one round trip.
+	Snapshot(ctx context.Context, r controlplane.SnapshotRequest) (*controlplane.Snapshot, error)
 	SwapRecord(ctx context.Context, collection, id, old, value string, e journal.Entry) (journal.Entry, error)
 	Record(ctx context.Context, collection, id string) (string, error)
 	Records(ctx context.Context, collection string) (map[string]string, error)

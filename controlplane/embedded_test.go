@@ -16,11 +16,7 @@ import (
 // must say that nobody was authenticated.
 func TestEmbeddedServerWithoutACL(t *testing.T) {
 	ctx := context.Background()
-	m := miniredis.RunT(t)
-	s, err := NewStore(ctx, redis.NewClient(&redis.Options{Addr: m.Addr()}), "demo")
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, s := embeddedStore(t)
 	if _, ok := s.WhoAmI(ctx); ok {
 		t.Fatal("miniredis claims ACL support")
 	}
@@ -40,4 +36,15 @@ func TestEmbeddedServerWithoutACL(t *testing.T) {
 	if n := verifyJournal(t, s); n != 4 {
 		t.Fatalf("journal has %d entries, want 4", n)
 	}
+}
+
+// embeddedStore is a store on a fresh miniredis.
+func embeddedStore(t *testing.T) (*miniredis.Miniredis, *Store) {
+	t.Helper()
+	m := miniredis.RunT(t)
+	s, err := NewStore(context.Background(), redis.NewClient(&redis.Options{Addr: m.Addr()}), "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, s
 }

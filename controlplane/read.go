@@ -3,7 +3,6 @@ package controlplane
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strconv"
 	"sync"
 	"time"
@@ -15,34 +14,12 @@ import (
 // in one round trip. Expired levers not yet journaled are reaped first,
 // when the user may.
 func (s *Store) Get(ctx context.Context, kind Kind, target string) (*Lever, int64, string, error) {
-	k := s.keys
-	member := Member(kind, target)
-	for reaped := false; ; reaped = true {
-		pipe := s.client.Pipeline()
-		due := s.dueCheck(ctx, pipe)
-		lv := pipe.Get(ctx, k.Lever(kind, target))
-		ver := pipe.HGet(ctx, k.Versions(), member)
-		head := pipe.Get(ctx, k.JournalHead())
-		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-			return nil, 0, "", s.classify("read "+member, err, false)
-		}
-		if !reaped && len(due.Val()) > 0 && s.reapQuietly(ctx) {
-			continue
-		}
-		var version int64
-		if v := ver.Val(); v != "" {
-			version, _ = strconv.ParseInt(v, 10, 64)
-		}
-		s.setHead(head.Val())
-		if lv.Val() == "" {
-			return nil, version, head.Val(), nil
-		}
-		var l Lever
-		if err := json.Unmarshal([]byte(lv.Val()), &l); err != nil {
-			return nil, version, head.Val(), err
-		}
-		return &l, version, head.Val(), nil
+	snap, err := s.Snapshot(ctx, SnapshotRequest{Kind: kind, Targets: []string{target}})
+	if err != nil {
+		return nil, 0, "", err
 	}
+	lr := snap.Levers[target]
+	return lr.Lever, lr.Version, snap.Head, nil
 }
 
 // Levers returns every active lever, sorted by kind then target.

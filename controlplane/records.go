@@ -123,8 +123,13 @@ func (s *Store) Replay(ctx context.Context, key string) (*Result, error) {
 	if err != nil {
 		return nil, s.classify("read idempotency key "+key, err, false)
 	}
+	return decodeReplay(key, v)
+}
+
+// decodeReplay reads the stored first result of idempotency key key.
+func decodeReplay(key, raw string) (*Result, error) {
 	var r Result
-	if err := json.Unmarshal([]byte(v), &r); err != nil {
+	if err := json.Unmarshal([]byte(raw), &r); err != nil {
 		return nil, fmt.Errorf("stored result of idempotency key %q: %w", key, err)
 	}
 	r.Replayed = true

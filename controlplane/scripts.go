@@ -8,18 +8,22 @@ import "github.com/redis/go-redis/v9"
 // {status, ...}: "ok" when it wrote, else why not, with what the client
 // needs to retry or to report.
 
-// writeScript changes one lever and journals it.
+// writeScript changes one lever and journals it; with a rate charge it
+// also counts the change against the rate limit, or refuses it.
 //
-//	KEYS: 1 lever, 2 index, 3 versions, 4 held, 5 journal, 6 head, 7 idempotency
+//	KEYS: 1 lever, 2 index, 3 versions, 4 held, 5 journal, 6 head, 7 idempotency,
+//	      8 actor rate counter, 9 overall rate counter (with a charge only)
 //	ARGV: 1 member, 2 expected version, 3 prev hash, 4 entry, 5 entry hash,
 //	      6 op (set|del), 7 lever JSON, 8 expiry ms, 9 change JSON, 10 channel,
 //	      11 idempotent result ("" without a key), 12 its TTL ms,
-//	      13 mode: "apply" (any state) or "update" (the lever must be active)
+//	      13 mode: "apply" (any state) or "update" (the lever must be active),
+//	      14 per-actor limit ("" = no charge), 15 overall limit, 16 window ms
 //
 // Replies: {"replay", first result} · {"conflict", version, holder JSON or ""}
 // · {"reap"} (the lever expired and is not journaled yet) · {"gone"} (update
-// of a lever not active) · {"head", current head} · {"ok", stream id}.
-var writeScript = redis.NewScript(`
+// of a lever not active) · {"rate", "actor"|"overall", actor count, overall
+// count, ms left} · {"head", current head} · {"ok", stream id}.
+var writeScript = redis.NewScript(rateLua + `
 if ARGV[11] ~= '' then
   local first = redis.call('GET', KEYS[7])
   if first then return {'replay', first} end
@@ -33,8 +37,14 @@ if not active and redis.call('ZSCORE', KEYS[2], ARGV[1]) then
   return {'reap'}
 end
 if ARGV[13] == 'update' and not active then return {'gone'} end
+local charge = ARGV[14] ~= ''
+if charge then
+  local r = rate_check(KEYS[8], KEYS[9], tonumber(ARGV[14]), tonumber(ARGV[15]))
+  if r[1] ~= 'ok' then return {'rate', r[1], tostring(r[2]), tostring(r[3]), tostring(r[4])} end
+end
 local head = redis.call('GET', KEYS[6]) or ''
 if head ~= ARGV[3] then return {'head', head} end
+if charge then rate_take(KEYS[8], KEYS[9], ARGV[16]) end
 redis.call('HSET', KEYS[3], ARGV[1], cur + 1)
 if ARGV[6] == 'set' then
   redis.call('SET', KEYS[1], ARGV[7], 'PXAT', ARGV[8])

@@ -19,8 +19,8 @@ const maxAttempts = 200
 // idempotencyTTL is how long a retried apply returns its first result.
 const idempotencyTTL = 24 * time.Hour
 
-// ApplyRequest sets a lever. Expected, Current and Head come from Get: with
-// them an uncontended apply is one read and one script.
+// ApplyRequest sets a lever. Expected, Current and Head come from Get or
+// Snapshot: with them an uncontended apply is one read and one script.
 type ApplyRequest struct {
 	// Lever to write: Kind, Target, Value, Actor, Reason, Incident and
 	// ExpiresAt. ActionID and CreatedAt default to a new ULID and now;
@@ -41,6 +41,10 @@ type ApplyRequest struct {
 	// IdempotencyKey, if set, makes a repeated apply return the first
 	// result (Replayed) and change nothing, for 24 hours.
 	IdempotencyKey string
+	// Rate, if set, counts the apply against a rate limit in the same
+	// script: a spent budget writes nothing and is a *RateLimitedError,
+	// which the caller journals.
+	Rate *RateCharge
 }
 
 // Result is what a write did.
@@ -64,6 +68,11 @@ func (s *Store) Apply(ctx context.Context, r ApplyRequest) (Result, error) {
 	if err := validate(l, now); err != nil {
 		return Result{}, err
 	}
+	if r.Rate != nil {
+		if err := r.Rate.Limit.check(); err != nil {
+			return Result{}, err
+		}
+	}
 	if l.ActionID == "" {
 		l.ActionID = journal.NewID()
 	}
@@ -83,7 +92,7 @@ func (s *Store) Apply(ctx context.Context, r ApplyRequest) (Result, error) {
 	e.Outcome = "applied"
 	return s.commit(ctx, write{
 		op: "apply " + Member(l.Kind, l.Target), kind: l.Kind, target: l.Target,
-		expected: r.Expected, head: r.Head, entry: e, set: &l, mode: "apply", idemKey: r.IdempotencyKey,
+		expected: r.Expected, head: r.Head, entry: e, set: &l, mode: "apply", idemKey: r.IdempotencyKey, rate: r.Rate,
 	})
 }
 
@@ -160,6 +169,7 @@ type write struct {
 	set      *Lever // nil deletes
 	mode     string
 	idemKey  string
+	rate     *RateCharge
 }
 
 func (s *Store) commit(ctx context.Context, w write) (Result, error) {
@@ -176,6 +186,11 @@ func (s *Store) commit(ctx context.Context, w write) (Result, error) {
 		expiry = strconv.FormatInt(w.set.ExpiresAt.UnixMilli(), 10)
 	}
 	changeJSON, _ := json.Marshal(change)
+	charge := []any{"", "", ""}
+	if w.rate != nil {
+		keys = append(keys, w.rate.keys(k)...)
+		charge = w.rate.args()
+	}
 	head := s.headHint(w.head)
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		sealed, stored, err := w.entry.Seal(head)
@@ -187,8 +202,9 @@ func (s *Store) commit(ctx context.Context, w write) (Result, error) {
 		if w.idemKey != "" {
 			first, _ = json.Marshal(res)
 		}
-		reply, err := writeScript.Run(ctx, s.client, keys, member, w.expected, head, stored, sealed.Hash,
-			op, leverJSON, expiry, changeJSON, k.Changes(), first, idempotencyTTL.Milliseconds(), w.mode).StringSlice()
+		args := append([]any{member, w.expected, head, stored, sealed.Hash, op, leverJSON, expiry, changeJSON,
+			k.Changes(), first, idempotencyTTL.Milliseconds(), w.mode}, charge...)
+		reply, err := writeScript.Run(ctx, s.client, keys, args...).StringSlice()
 		if err != nil {
 			return Result{}, s.classify(w.op, err, true)
 		}
@@ -207,6 +223,12 @@ func (s *Store) commit(ctx context.Context, w write) (Result, error) {
 			return Result{}, s.refuseConflict(ctx, w, reply)
 		case "gone":
 			return Result{}, s.refuse(ctx, w.entry, nil, &NotActiveError{Kind: w.kind, Target: w.target})
+		case "rate":
+			st, err := parseRate(reply[1:])
+			if err != nil {
+				return Result{}, fmt.Errorf("%s: %w", w.op, err)
+			}
+			return Result{}, &RateLimitedError{Actor: w.rate.Actor, Status: st}
 		case "reap":
 			// The lever expired but its expiry is not journaled yet: journal
 			// it first, whatever the clocks say, so it is never lost.
