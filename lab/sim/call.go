@@ -78,7 +78,7 @@ func (s *Sim) attempt(fr ref) {
 	r := s.reqs.get(f.req)
 	c := f.c
 	if to := c.layers[f.layer].spec.Timeout.D(); to > 0 {
-		if r.deadline > 0 {
+		if r.deadline > 0 && !c.layers[f.layer].spec.IgnoreDeadline {
 			to = max(0, min(to, r.deadline-s.now))
 		}
 		s.schedule(s.now+to, evTimeout, fr)
@@ -102,10 +102,10 @@ func (s *Sim) attempt(fr ref) {
 		return
 	}
 	f.inflight, f.start = true, s.now
-	if root := s.reqs.get(r.root); root != nil {
-		root.attempts++
-	}
 	if c.dep != nil {
+		// Attempts per customer intent count what reaches a dependency; a
+		// call to another service is counted by that service's own calls.
+		s.intents.get(r.intent).attempts++
 		s.submit(c.dep, fr)
 		return
 	}
@@ -113,7 +113,7 @@ func (s *Sim) attempt(fr ref) {
 	if c.spec.PropagateDeadline {
 		deadline = r.deadline
 	}
-	s.arrive(c.callee, fr, r.root, deadline)
+	s.arrive(c.callee, fr, r.intent, deadline)
 }
 
 // wireResult is the answer to the innermost frame's attempt.
@@ -164,11 +164,16 @@ func (s *Sim) layerResult(fr ref, class resilience.Class, retryAfter time.Durati
 		retryAfter = 0
 	}
 	var deadline time.Time
-	if r.deadline > 0 {
+	if r.deadline > 0 && !l.spec.IgnoreDeadline {
 		deadline = s.wall(r.deadline)
 	}
 	now := s.wall(s.now)
-	d := p.Next(f.attempt, class, retryAfter, now, deadline, l.rnd)
+	var d resilience.Decision
+	if l.spec.Backoff.Jitter {
+		d = p.Next(f.attempt, class, retryAfter, now, deadline, s.rng)
+	} else {
+		d = p.NextUnjittered(f.attempt, class, retryAfter, now, deadline)
+	}
 	if br := c.breaker(r.pod); d.Retry && br != nil {
 		if st := br.State(now); st == resilience.Open || st == resilience.ForcedOpen {
 			d.Retry = false

@@ -73,15 +73,22 @@ func (l *FlagLevers) Service(service string) ServiceLevers {
 
 // LeverEvent sets (or, with an empty Value, removes) a lever at a simulated
 // time, for scripted rehearsals: kind and target as in DESIGN.md
-// (retries checkout->payments off, breaker payments open, …).
+// (retries checkout->payments off, breaker payments open, …). TTL, Reason
+// and Force matter when the event is pulled through a control plane: TTL
+// defaults to the kind's maximum, Reason to the event itself, and Force
+// acts without supporting evidence (journaled as forced).
 type LeverEvent struct {
 	At     Duration `yaml:"at"`
 	Kind   string   `yaml:"kind"`
 	Target string   `yaml:"target"`
 	Value  string   `yaml:"value"`
+	TTL    Duration `yaml:"ttl"`
+	Reason string   `yaml:"reason"`
+	Force  bool     `yaml:"force"`
 }
 
-// ParseEvents reads a lever schedule: a YAML list of {at, kind, target, value}.
+// ParseEvents reads a lever schedule: a YAML list of {at, kind, target,
+// value, ttl, reason, force}.
 func ParseEvents(file string, data []byte) ([]LeverEvent, error) {
 	var evs []LeverEvent
 	if err := yamlfile.Decode(file, data, &evs); err != nil {
@@ -93,10 +100,15 @@ func ParseEvents(file string, data []byte) ([]LeverEvent, error) {
 	}
 	var errs yamlfile.Errors
 	for i, e := range evs {
-		if err := checkLever(e.Kind, e.Value); err != nil || e.Target == "" {
-			if err == nil {
-				err = fmt.Errorf("target is required")
-			}
+		err := checkLever(e.Kind, e.Value)
+		switch {
+		case err != nil:
+		case e.Target == "":
+			err = fmt.Errorf("target is required")
+		case e.At < 0 || e.TTL < 0:
+			err = fmt.Errorf("at and ttl must not be negative")
+		}
+		if err != nil {
 			errs = append(errs, doc.Errorf(fmt.Sprintf("$[%d]", i), "kinds: retries (off, cap:N), breaker (open), autoscaling (frozen), degraded (a mode), shed (1-100)", "%v", err))
 		}
 	}

@@ -63,7 +63,6 @@ type call struct {
 type layer struct {
 	spec   *LayerSpec
 	policy resilience.Policy
-	rnd    resilience.Rand
 }
 
 // Outcome labels of stormctl_attempts_total.
@@ -106,13 +105,6 @@ type degradedPath struct {
 	use   *series
 	cap   *series
 }
-
-// ceilingRand makes resilience's full-jitter backoff return its ceiling:
-// how the lab runs the un-jittered exponential schedules of the unprotected
-// scenarios with resilience's own Policy.Backoff.
-type ceilingRand struct{}
-
-func (ceilingRand) Float64() float64 { return math.Nextafter(1, 0) }
 
 func (s *Sim) buildServices() error {
 	for i := range s.sc.Services {
@@ -184,11 +176,7 @@ func (s *Sim) newCall(svc *service, spec *CallSpec) (*call, error) {
 		if err := p.Validate(); err != nil {
 			return nil, fmt.Errorf("layer %s: %w", ls.Name, err)
 		}
-		var rnd resilience.Rand = s.rng
-		if !ls.Backoff.Jitter {
-			rnd = ceilingRand{}
-		}
-		c.layers = append(c.layers, layer{spec: ls, policy: p, rnd: rnd})
+		c.layers = append(c.layers, layer{spec: ls, policy: p})
 	}
 	kv := []string{"service", svc.name, "dependency", spec.Target}
 	c.requests = s.reg.counter("stormctl_requests_total", "Logical requests (one per caller intent).", kv...)

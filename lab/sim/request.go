@@ -13,11 +13,10 @@ type request struct {
 	ep       *endpoint
 	pod      *pod
 	parent   ref // caller frame incarnation; id -1 for edge requests
-	root     ref // the edge request this work serves
+	intent   ref // the customer intent (edge request) this work serves
 	arrived  time.Duration
 	deadline time.Duration // 0: none known to this service
 	next     int           // index of the next call
-	attempts int           // edge requests: wire attempts made on their behalf
 	waiting  bool
 	holds    bool // holds a pool slot
 	acquired time.Duration
@@ -52,19 +51,20 @@ func (s *Sim) pickPod(svc *service) *pod {
 
 // arrive admits a new request at svc: shed by the lever, queued for a pool
 // slot, or rejected when the pool's queue is full.
-func (s *Sim) arrive(svc *service, parent, root ref, deadline time.Duration) {
+func (s *Sim) arrive(svc *service, parent, intent ref, deadline time.Duration) {
 	rr := s.reqs.alloc()
 	r := s.reqs.get(rr)
 	r.svc, r.ep, r.parent, r.arrived, r.deadline = svc, s.pickEndpoint(svc), parent, s.now, deadline
-	r.root = root
 	svc.arrivals++
 	if parent.id < 0 {
-		r.root = rr
+		intent = s.intents.alloc()
 		if s.sc.Edge.Deadline > 0 {
 			s.schedule(deadline, evDeadline, rr)
 		}
 		s.stats.edgeRequests++
 	}
+	r.intent = intent
+	s.intents.get(intent).live++
 	if pct := svc.lev.ShedPercent; pct > 0 && s.rng.Float64()*100 < float64(pct) {
 		s.respond(rr, r, 503)
 		return
@@ -166,7 +166,6 @@ func (s *Sim) respond(rr ref, r *request, code int) {
 		if !r.answered {
 			s.answerEdge(r, code)
 		}
-		s.stats.observeAttempts(r.attempts)
 	} else {
 		svcCode(s, r.svc, code)
 		class := resilience.Success
@@ -175,7 +174,26 @@ func (s *Sim) respond(rr ref, r *request, code int) {
 		}
 		s.wireResult(r.parent, class, 0, false)
 	}
+	s.endIntent(r.intent)
 	s.reqs.release(rr)
+}
+
+// intent counts the attempts sent to dependencies on behalf of one
+// customer intent, through every layer and service, including the work
+// that goes on after the customer got an answer.
+type intent struct {
+	attempts int
+	live     int // requests still being worked on
+}
+
+// endIntent drops one request's hold on the intent; when the last request
+// serving it has answered, no further attempt can be made for it.
+func (s *Sim) endIntent(ir ref) {
+	in := s.intents.get(ir)
+	if in.live--; in.live == 0 {
+		s.stats.observeAttempts(in.attempts)
+		s.intents.release(ir)
+	}
 }
 
 // answerEdge records what the edge caller got; a request past its deadline

@@ -97,6 +97,9 @@ type LayerSpec struct {
 	// HonourRetryAfter makes the layer sleep at least what a 429 asks;
 	// without it a 429 is retried as if no time had been asked.
 	HonourRetryAfter bool `yaml:"honour_retry_after"`
+	// IgnoreDeadline makes the layer time out and retry by its own settings
+	// as if the request had no deadline: deadlines that disagree.
+	IgnoreDeadline bool `yaml:"ignore_deadline"`
 }
 
 // Backoff is the sleep between attempts of one layer.

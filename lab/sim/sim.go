@@ -12,6 +12,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/prometheus/storage"
@@ -58,14 +59,20 @@ type Sim struct {
 	depByName map[string]*dependency
 	edge      *service
 
-	reqs   slab[request]
-	frames slab[frame]
-	jobs   slab[job]
+	reqs    slab[request]
+	frames  slab[frame]
+	jobs    slab[job]
+	intents slab[intent]
 
 	reg    *registry
 	levers *eventLevers
 	stats  *stats
 	err    error
+	// started is the wall time the run started, for pacing.
+	started time.Time
+	// clock mirrors now for readers that must not wait for the run's lock
+	// (a flags provider's clock is read from inside a tick).
+	clock atomic.Int64
 }
 
 // New builds the fleet of sc.
@@ -113,26 +120,27 @@ func (s *Sim) wall(t time.Duration) time.Time { return s.opts.Epoch.Add(t) }
 
 // Run simulates until Options.Until, the context ends, or a sample cannot
 // be stored.
-func (s *Sim) Run(ctx context.Context) error {
-	start := time.Now()
+func (s *Sim) Run(ctx context.Context) error { return s.RunTo(ctx, s.opts.Until) }
+
+// RunTo simulates up to simulated time t (at most Options.Until) and
+// returns, so a caller can act at t (query the lab, pull a lever) and
+// continue with another RunTo. Paced runs keep their pace across calls:
+// time spent between calls is caught up, not added.
+func (s *Sim) RunTo(ctx context.Context, t time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	t = min(t, s.opts.Until)
+	if s.started.IsZero() {
+		s.started = time.Now()
+	}
 	for n := 0; len(s.heap) > 0; n++ {
 		e := s.heap[0]
-		if e.at > s.opts.Until {
+		if e.at > t {
 			break
 		}
 		if s.opts.Speed > 0 {
-			due := start.Add(time.Duration(float64(e.at) / s.opts.Speed))
-			if wait := time.Until(due); wait > 0 {
-				s.mu.Unlock()
-				t := time.NewTimer(wait)
-				select {
-				case <-ctx.Done():
-				case <-t.C:
-				}
-				t.Stop()
-				s.mu.Lock()
+			if err := s.pace(ctx, e.at); err != nil {
+				return err
 			}
 		}
 		if n&1023 == 0 || s.opts.Speed > 0 {
@@ -142,13 +150,33 @@ func (s *Sim) Run(ctx context.Context) error {
 		}
 		s.heap.pop()
 		s.now = e.at
+		s.clock.Store(int64(e.at))
 		s.dispatch(e)
 		if s.err != nil {
 			return s.err
 		}
 	}
-	s.now = s.opts.Until
+	s.now = max(s.now, t)
+	s.clock.Store(int64(s.now))
 	return nil
+}
+
+// pace waits, unlocked, until the wall time of simulated time at.
+func (s *Sim) pace(ctx context.Context, at time.Duration) error {
+	wait := time.Until(s.started.Add(time.Duration(float64(at) / s.opts.Speed)))
+	if wait <= 0 {
+		return nil
+	}
+	s.mu.Unlock()
+	defer s.mu.Lock()
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 func (s *Sim) dispatch(e event) {
@@ -228,12 +256,19 @@ func (s *Sim) WriteMetrics(w io.Writer) error {
 	return s.reg.writeText(w)
 }
 
-// Now returns the simulated time reached.
-func (s *Sim) Now() time.Duration {
+// RefreshLevers reads every lever now, rather than at the next scrape
+// interval: a lever pulled at a chosen simulated time takes effect then.
+func (s *Sim) RefreshLevers() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.now
+	s.refreshLevers()
 }
+
+// Until is the simulated time the run ends at.
+func (s *Sim) Until() time.Duration { return s.opts.Until }
+
+// Now returns the simulated time reached; it never waits for the run.
+func (s *Sim) Now() time.Duration { return time.Duration(s.clock.Load()) }
 
 // EdgeService names the service receiving the edge traffic.
 func (s *Sim) EdgeService() string { return s.sc.Edge.Service }
