@@ -2,6 +2,10 @@ package queries
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strconv"
 	"testing"
 	"time"
@@ -13,10 +17,28 @@ import (
 // stormctl pack against a real Prometheus holding a storm, first one after
 // another, then concurrently through the runner, in the same iteration. The
 // target is a concurrent refresh within 1.5× the slowest single query rather
-// than the sum of them all.
+// than the sum of them all. "local" is the server on loopback, where both
+// share this machine's CPUs; "remote" puts 20ms of network round trip in
+// front of it, as for a Prometheus in another zone.
 func BenchmarkRefresh(b *testing.B) {
 	f := startFixture(b, stormctlStorm())
-	client, err := NewClient(config.Prometheus{URL: f.url}, func(string) string { return "" })
+	target, err := url.Parse(f.url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	remote := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(20 * time.Millisecond)
+		proxy.ServeHTTP(w, r)
+	}))
+	b.Cleanup(remote.Close)
+	for _, srv := range []struct{ name, url string }{{"local", f.url}, {"remote", remote.URL}} {
+		b.Run(srv.name, func(b *testing.B) { benchRefresh(b, f, srv.url) })
+	}
+}
+
+func benchRefresh(b *testing.B, f *fixture, addr string) {
+	client, err := NewClient(config.Prometheus{URL: addr}, func(string) string { return "" })
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -32,7 +54,7 @@ func BenchmarkRefresh(b *testing.B) {
 		b.Fatalf("catalogue has %d queries, want at least 10", len(reqs))
 	}
 	ctx := context.Background()
-	for _, conc := range []int{4, len(reqs)} {
+	for _, conc := range []int{4, DefaultConcurrency} {
 		b.Run("concurrency="+strconv.Itoa(conc), func(b *testing.B) {
 			runner := NewRunner(client, RunnerOptions{Concurrency: conc})
 			// slowest sums, per iteration, the slowest single query of that round.

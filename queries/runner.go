@@ -61,9 +61,15 @@ type Result struct {
 	Took  time.Duration // how long the evaluation took
 }
 
+// DefaultConcurrency bounds the evaluations one runner has in flight: enough
+// for a refresh of the whole catalogue to take one round trip, as a Grafana
+// dashboard's panels do, and far below Prometheus's own default limit of 20
+// concurrent queries.
+const DefaultConcurrency = 10
+
 // RunnerOptions tune a Runner; zero values take the defaults.
 type RunnerOptions struct {
-	Concurrency int           // evaluations in flight at once; default 4
+	Concurrency int           // evaluations in flight at once; default DefaultConcurrency
 	Timeout     time.Duration // per evaluation; default 10s
 	BackoffBase time.Duration // first backoff ceiling after an error; default 1s
 	BackoffMax  time.Duration // backoff ceiling cap; default 1m
@@ -95,7 +101,7 @@ type keyState struct {
 // NewRunner returns a runner over c.
 func NewRunner(c *Client, opts RunnerOptions) *Runner {
 	if opts.Concurrency <= 0 {
-		opts.Concurrency = 4
+		opts.Concurrency = DefaultConcurrency
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = 10 * time.Second
