@@ -12,6 +12,7 @@ import (
 	"github.com/stormctl/stormctl/actions"
 	"github.com/stormctl/stormctl/playbooks"
 	"github.com/stormctl/stormctl/queries"
+	"github.com/stormctl/stormctl/tui/common"
 	"github.com/stormctl/stormctl/tui/components/dialog"
 )
 
@@ -258,3 +259,11 @@ func changedText(verb string, res *actions.Result) string {
 	}
 	return fmt.Sprintf("%s action %s (%s)", verb, res.ActionID, res.Kind)
 }
+
+// ErrorStatus is a message that shows text as an error in the status bar.
+func ErrorStatus(text string) tea.Msg {
+	return &common.ErrorMsg{Err: errors.New(text)}
+}
+
+// InfoStatus is a message that shows text in the status bar.
+func InfoStatus(text string) tea.Msg { return common.StatusMsg(text) }

@@ -84,7 +84,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case refollowMsg:
 		return m, m.follow(msg.after)
 	case *common.ErrorMsg:
-		m.setStatus(msg.Source+": "+msg.Err.Error(), true)
+		text := msg.Err.Error()
+		if msg.Source != "" {
+			text = msg.Source + ": " + text
+		}
+		m.setStatus(text, true)
 	case common.StatusMsg:
 		m.setStatus(string(msg), false)
 	case StepProgressMsg:

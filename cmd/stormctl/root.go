@@ -132,6 +132,15 @@ breakers forced open, autoscaling frozen, degraded mode, load shed.`,
 	root.AddCommand(newIncidentCmd(f))
 	root.AddCommand(newLabCmd(f))
 	root.AddCommand(newPlaybookCmd(f))
+	root.AddCommand(newDashCmd(f))
+	root.AddCommand(newDemoCmd(f))
+	// No arguments on a terminal opens the dashboard; anywhere else, help.
+	root.RunE = func(cmd *cobra.Command, _ []string) error {
+		if f.IO.IsStdinTTY() && f.IO.IsStdoutTTY() {
+			return runDash(cmd.Context(), f, defaultDashOptions(), nil)
+		}
+		return cmd.Help()
+	}
 	return root
 }
 

@@ -229,7 +229,7 @@ func (m *Model) setKind(i int) {
 // SetPlan shows the plan the dashboard fetched.
 func (m *Model) SetPlan(p Plan) {
 	m.plan, m.stage, m.problem = &p, StagePlan, ""
-	m.confirm = newInput(p.Target)
+	m.confirm = newInput("")
 	m.confirm.Focus()
 }
 
@@ -356,8 +356,17 @@ func (m *Model) updatePlan(k tea.KeyMsg) tea.Cmd {
 	return send(ApplyRequest{Spec: m.planSpec, Typed: typed})
 }
 
-// ShortHelp implements help.KeyMap.
-func (m *Model) ShortHelp() []key.Binding { return m.KeyMap.DialogHelp() }
+// ShortHelp implements help.KeyMap: the keys of the current stage.
+func (m *Model) ShortHelp() []key.Binding {
+	km := m.KeyMap
+	switch {
+	case m.stage == StageForm && m.mode == ModeApply:
+		return km.DialogHelp()
+	case m.stage == StageForm:
+		return []key.Binding{km.NextField, km.Submit, km.Cancel}
+	}
+	return []key.Binding{km.Submit, km.Cancel}
+}
 
 // FullHelp implements help.KeyMap.
 func (m *Model) FullHelp() [][]key.Binding { return [][]key.Binding{m.ShortHelp()} }

@@ -3,6 +3,9 @@ package dialog
 import (
 	"fmt"
 	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
 
 	"github.com/stormctl/stormctl/actions"
 	"github.com/stormctl/stormctl/controlplane"
@@ -29,7 +32,10 @@ func (m *Model) View() string {
 		if m.failed {
 			style = m.Styles.Refused
 		}
-		lines = append(lines, style.Render(m.result), "", m.Styles.Muted.Render("enter or esc: close"))
+		for _, l := range strings.Split(lipgloss.NewStyle().Width(max(m.Width-2, 10)).Render(m.result), "\n") {
+			lines = append(lines, style.Render(l))
+		}
+		lines = append(lines, "", m.Styles.Muted.Render("enter or esc: close"))
 	}
 	h := min(len(lines)+2, m.Height)
 	return common.Frame(m.Styles, m.title, lines, m.Width, h, true)

@@ -116,7 +116,9 @@ func Summary(e journal.Entry) string {
 		parts = append(parts, lever)
 	}
 	switch {
-	case e.Step != "":
+	case e.Event == journal.IncidentOpened || e.Event == journal.IncidentClosed:
+		return "incident " + e.Incident + ": " + e.Reason
+	case e.Step != "" && e.Step != journal.AdHoc:
 		parts = append(parts, "step "+e.Step)
 	case e.Playbook != "":
 		parts = append(parts, "playbook "+e.Playbook)

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/spf13/cobra"
+
+	"github.com/stormctl/stormctl/actions"
+	"github.com/stormctl/stormctl/internal/exit"
+	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/playbooks"
+	"github.com/stormctl/stormctl/tui"
+	"github.com/stormctl/stormctl/tui/components/signals"
+)
+
+type dashOptions struct {
+	service, playbook, incident string
+	params                      []string
+	readOnly                    bool
+	refresh                     time.Duration
+}
+
+func defaultDashOptions() *dashOptions { return &dashOptions{refresh: 10 * time.Second} }
+
+func newDashCmd(f *Factory) *cobra.Command {
+	o := defaultDashOptions()
+	cmd := &cobra.Command{
+		Use:   "dash",
+		Short: "Open the incident dashboard (also: stormctl with no arguments on a terminal)",
+		Long: `Open the incident dashboard: the saved queries as live panels (value, threshold,
+trend, 15-minute sparkline) per service and dependency, every lever held with
+its holder, reason, time left and the instances that have seen it, the steps of
+a playbook, the journal as it is written, and a dialog that plans an action
+(guards, evidence, diff) before anything is written and applies it only when
+the target is typed. Press ? for every key.
+
+Panels refresh through the shared query runner (one query in flight per panel,
+backing off when Prometheus struggles; stale data is marked stale). Levers
+arrive through the control plane's change feed and the journal is followed,
+not polled. --read-only hides every action.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error { return runDash(cmd.Context(), f, o, nil) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.service, "service", "", "show only this service's panels")
+	fl.StringVar(&o.playbook, "playbook", "", "load this playbook (stormctl playbook list)")
+	fl.StringArrayVarP(&o.params, "param", "p", nil, "a playbook parameter as NAME=VALUE (repeatable)")
+	fl.StringVar(&o.incident, "incident", "", "incident id (default: the open incident)")
+	fl.BoolVar(&o.readOnly, "read-only", false, "look, never act: hide every action")
+	fl.DurationVar(&o.refresh, "refresh", 10*time.Second, "mean interval between panel refreshes (jittered)")
+	return cmd
+}
+
+// dashExtra lets `stormctl demo` add to the dashboard what it set up.
+type dashExtra struct {
+	status string // shown in the status bar at start
+}
+
+func runDash(ctx context.Context, f *Factory, o *dashOptions, extra *dashExtra) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if !f.IO.IsStdinTTY() || !f.IO.IsStdoutTTY() {
+		return exit.NewUsage(fmt.Errorf("the dashboard needs a terminal; use stormctl status, query check or journal tail in scripts"))
+	}
+	if o.playbook == "" && len(o.params) > 0 {
+		return exit.NewUsage(fmt.Errorf("--param needs --playbook"))
+	}
+	cfg, err := f.Config()
+	if err != nil {
+		return err
+	}
+	cat, err := f.Catalog()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var warnings []string
+	deps := tui.Deps{}
+	if runner, err := f.Runner(); err == nil {
+		deps.Querier = runner
+	} else {
+		warnings = append(warnings, "prometheus: "+err.Error())
+	}
+	var svc *actions.Service
+	if store, err := f.Store(ctx); err == nil {
+		deps.Store = store
+		deps.Journal = journal.NewStream(store.Client(), store.Keys().Journal())
+		if !o.readOnly {
+			if svc, err = f.Actions(ctx, nil); err != nil {
+				return err
+			}
+			svc.Confirm = tui.TypedConfirmer{}
+			deps.Actions = svc
+		}
+	} else {
+		warnings = append(warnings, "redis: "+err.Error())
+	}
+	incident := o.incident
+	if incident == "" && svc != nil {
+		if cur, err := svc.CurrentIncident(ctx); err == nil && cur != nil {
+			incident = cur.ID
+		}
+	}
+	var prog *tea.Program
+	if o.playbook != "" {
+		run, err := dashPlaybook(ctx, f, o, svc, incident, cfg.Actor, func(m tea.Msg) {
+			if prog != nil {
+				prog.Send(m)
+			}
+		})
+		if err != nil {
+			return err
+		}
+		deps.Playbook = run
+	}
+	services := make([]string, 0, len(cfg.Services))
+	for s := range cfg.Services {
+		services = append(services, s)
+	}
+	sort.Strings(services)
+	plan := signals.Plan{Catalog: cat, Service: o.service, Services: services, PackFor: func(service string) (string, map[string]string, error) {
+		return f.packFor("", service)
+	}}
+	m := tui.New(ctx, deps, tui.Options{Context: cfg.Name, Actor: cfg.Actor, Incident: incident, ReadOnly: o.readOnly,
+		Signals: plan, Refresh: o.refresh})
+	prog = tea.NewProgram(m, tea.WithAltScreen(), tea.WithInput(f.IO.In), tea.WithOutput(f.IO.Out), tea.WithContext(ctx))
+	go func() {
+		for _, w := range warnings {
+			prog.Send(tui.ErrorStatus(w))
+		}
+		if extra != nil && extra.status != "" {
+			prog.Send(tui.InfoStatus(extra.status))
+		}
+	}()
+	_, err = prog.Run()
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("dashboard: %w", err)
+	}
+	return nil
+}
+
+// dashPlaybook prepares the playbook run the dashboard steps through,
+// resumed from the incident's journal.
+func dashPlaybook(ctx context.Context, f *Factory, o *dashOptions, svc *actions.Service, incident, actor string, send func(tea.Msg)) (*playbooks.Run, error) {
+	pb, err := f.Playbook(nil, o.playbook)
+	if err != nil {
+		return nil, err
+	}
+	given, err := playbooks.ParseParams(o.params)
+	if err != nil {
+		return nil, err
+	}
+	env := playbooks.Env{Measurer: &lazyMeasurer{f: f}, Progress: func(step string, m playbooks.Measurement, met bool, err error) {
+		send(tui.Progress(step, m, met, err))
+	}}
+	if svc != nil {
+		env.Levers, env.Journal = playbooks.ActionLevers{Service: svc}, svc.Journal
+	}
+	run, err := playbooks.NewRun(pb, playbooks.RunOptions{Params: given, Incident: incident, Actor: actor}, env)
+	if err != nil {
+		return nil, err
+	}
+	if incident != "" && svc != nil {
+		history, err := incidentEntries(ctx, f, incident)
+		if err != nil {
+			return nil, err
+		}
+		run.Resume(history)
+	}
+	return run, nil
+}

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stormctl/stormctl/internal/testenv"
+)
+
+// tmuxSession is one dashboard running in a detached tmux server of its
+// own, driven by send-keys and read by capture-pane.
+type tmuxSession struct {
+	t      *testing.T
+	socket string
+}
+
+func (s *tmuxSession) tmux(args ...string) (string, error) {
+	out, err := exec.Command("tmux", append([]string{"-L", s.socket}, args...)...).CombinedOutput()
+	return string(out), err
+}
+
+func (s *tmuxSession) keys(keys ...string) {
+	s.t.Helper()
+	if out, err := s.tmux(append([]string{"send-keys", "-t", "dash"}, keys...)...); err != nil {
+		s.t.Fatalf("send-keys %v: %v: %s", keys, err, out)
+	}
+}
+
+func (s *tmuxSession) text(text string) { s.keys("-l", text) }
+
+func (s *tmuxSession) screen() string {
+	out, _ := s.tmux("capture-pane", "-p", "-t", "dash")
+	return out
+}
+
+// waitFor polls the screen until re matches it.
+func (s *tmuxSession) waitFor(what string, re *regexp.Regexp, within time.Duration) {
+	s.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		scr := s.screen()
+		if re.MatchString(scr) {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("waited %s for %s (%s); the screen:\n%s", within, what, re, scr)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+func (s *tmuxSession) ended() bool {
+	_, err := s.tmux("has-session", "-t", "dash")
+	return err != nil
+}
+
+// TestDashboardEndToEnd drives `stormctl demo` in tmux against the lab and
+// a real redis-server: the storm breaches, the playbook's action step runs
+// through the dialog, the lever appears, amplification falls, and the
+// action is in the exported journal.
+func TestDashboardEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: runs a storm in real time (about two minutes)")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed: `make deps` installs it (apt-get install -y tmux); skipping the terminal end-to-end test")
+	}
+	rd := testenv.StartRedis(t, testenv.RedisOptions{})
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "stormctl")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	// gateway-blip with the blip at 15s instead of 2m, so the test waits
+	// less for the storm; everything else is the built-in scenario.
+	src, err := os.ReadFile("../../lab/sim/scenarios/gateway-blip.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scenario := strings.Replace(strings.Replace(string(src), "name: gateway-blip", "name: gateway-blip-e2e", 1), "at: 2m", "at: 15s", 1)
+	scFile := filepath.Join(dir, "scenario.yaml")
+	if err := os.WriteFile(scFile, []byte(scenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"STORMCTL_CONFIG=" + filepath.Join(dir, "none.yaml"), "STORMCTL_ACTOR=e2e", "XDG_STATE_HOME=" + dir, "NO_COLOR=1"}
+	s := &tmuxSession{t: t, socket: fmt.Sprintf("stormctl-e2e-%d", os.Getpid())}
+	t.Cleanup(func() { _, _ = s.tmux("kill-server") })
+	cmd := fmt.Sprintf("env %s %s demo --scenario %s --redis-url %s --refresh 2s 2>%s",
+		strings.Join(env, " "), bin, scFile, rd.URL("", ""), filepath.Join(dir, "demo.err"))
+	if out, err := s.tmux("new-session", "-d", "-s", "dash", "-x", "200", "-y", "60", cmd); err != nil {
+		t.Fatalf("tmux: %v: %s", err, out)
+	}
+
+	s.waitFor("the dashboard", regexp.MustCompile(`Playbook retry-amplification`), 30*time.Second)
+	s.waitFor("amplification to breach", regexp.MustCompile(`amplification\s+[\d.]+ . CRIT`), 90*time.Second)
+
+	s.keys("Tab", "Tab") // signals → levers → playbook
+	s.keys("Down", "Down", "Down", "Down", "Enter")
+	s.waitFor("the plan", regexp.MustCompile(`(?s)✓ evidence.*Type checkout->payment-gateway to confirm`), 30*time.Second)
+	s.text("checkout->payment-gateway")
+	s.keys("Enter")
+	s.waitFor("the step to pass", regexp.MustCompile(`step retries-off passed: applied retries=off`), 30*time.Second)
+	s.keys("Escape")
+	s.waitFor("the lever", regexp.MustCompile(`retries checkout->payment-gateway=off  \d+m\d+s left`), 10*time.Second)
+	s.waitFor("amplification to fall", regexp.MustCompile(`amplification\s+[\d.]+ . (ok|WARN)`), 150*time.Second)
+
+	s.keys("q")
+	deadline := time.Now().Add(15 * time.Second)
+	for !s.ended() && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+	}
+	export := exec.Command(bin, "journal", "export", "--redis-url", rd.URL("", ""))
+	export.Env = append(os.Environ(), env...)
+	out, err := export.CombinedOutput()
+	if err != nil {
+		t.Fatalf("journal export: %v\n%s", err, out)
+	}
+	for _, want := range []string{"**applied** retries `off` on `checkout->payment-gateway`", "retries-off", "e2e"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("journal export lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/open-feature/go-sdk/openfeature/isolated"
+	"github.com/spf13/cobra"
+
+	"github.com/stormctl/stormctl/flags"
+	"github.com/stormctl/stormctl/internal/exit"
+	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/lab"
+	"github.com/stormctl/stormctl/lab/promapi"
+	"github.com/stormctl/stormctl/lab/sim"
+)
+
+type demoOptions struct {
+	scenario, playbook string
+	params             []string
+	seed               uint64
+	refresh            time.Duration
+}
+
+func newDemoCmd(f *Factory) *cobra.Command {
+	o := &demoOptions{}
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Live a retry storm in one command: the lab, an embedded control plane and the dashboard",
+		Long: `demo starts the storm lab in real time (scenario gateway-blip unless --scenario),
+serves its Prometheus API on a loopback port, starts an embedded Redis-protocol
+server for the control plane (unless --redis-url is given), opens an incident,
+loads the retry-amplification playbook for the scenario's caller and dependency,
+and opens the dashboard on all of it. The simulated services read their levers
+through the same flags provider real services use, so pulling a lever in the
+dashboard changes the storm.
+
+It prints how to attach a second terminal (stormctl status, journal tail, …).
+On a terminal that is not a TTY it says so and runs the scenario headless,
+printing the lab's summary.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error { return runDemo(cmd.Context(), f, o) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.scenario, "scenario", "gateway-blip", "scenario name (stormctl lab scenarios) or YAML file")
+	fl.StringVar(&o.playbook, "playbook", "retry-amplification", "playbook to load")
+	fl.StringArrayVarP(&o.params, "param", "p", nil, "playbook parameter NAME=VALUE (default: the scenario's edge service and its first dependency)")
+	fl.Uint64Var(&o.seed, "seed", 1, "random seed of the lab")
+	fl.DurationVar(&o.refresh, "refresh", 5*time.Second, "mean interval between panel refreshes")
+	return cmd
+}
+
+// demoLabLength keeps the lab running well past the scenario, so the
+// demo's panels stay live while the responder works.
+const demoLabLength = 2 * time.Hour
+
+func runDemo(ctx context.Context, f *Factory, o *demoOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if !f.IO.IsStdinTTY() || !f.IO.IsStdoutTTY() {
+		fmt.Fprintln(f.IO.ErrOut, "demo: not a terminal, so no dashboard: running the scenario headless")
+		return runLab(ctx, f, &labRunOptions{scenario: o.scenario, speed: "max", seed: o.seed})
+	}
+	sc, err := sim.Find(o.scenario)
+	if err != nil {
+		return exit.NewUsage(err)
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	// The lab reads its levers through an OpenFeature client whose provider
+	// is set once the control plane is open.
+	api := isolated.NewAPI()
+	l, err := lab.New(lab.Options{Scenario: sc, Seed: o.seed, Speed: 1, Until: demoLabLength, Levers: &sim.FlagLevers{Client: api.NewClient()}})
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	srv, err := promapi.Serve("127.0.0.1:0", l.Handler())
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	f.flags.PrometheusURL = srv.URL
+	if f.flags.RedisURL == "" {
+		mr, err := miniredis.Run()
+		if err != nil {
+			return fmt.Errorf("demo: embedded control plane: %w", err)
+		}
+		defer mr.Close()
+		f.flags.RedisURL = "redis://" + mr.Addr()
+	}
+	store, err := f.Store(ctx)
+	if err != nil {
+		return err
+	}
+	cfg, err := f.Config()
+	if err != nil {
+		return err
+	}
+	if cfg.Actor == "" {
+		cfg.Actor = "demo"
+	}
+	// The provider's log lines would tear the dashboard; its state shows
+	// in the panels.
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if err := api.SetProviderAndWait(ctx, flags.NewProvider(store.Client(), flags.Namespace(cfg.Redis.Namespace), flags.Logger(quiet))); err != nil {
+		return fmt.Errorf("demo: flags provider: %w", err)
+	}
+	defer func() { _ = api.Shutdown(context.Background()) }()
+	done := make(chan error, 1)
+	go func() { done <- l.Run(ctx) }()
+
+	svc, err := f.Actions(ctx, nil)
+	if err != nil {
+		return err
+	}
+	inc, err := svc.OpenIncident(ctx, "demo: "+sc.Name+": "+sc.Title, cfg.Actor)
+	if err != nil {
+		return err
+	}
+	params := o.params
+	if len(params) == 0 {
+		params = demoParams(sc)
+	}
+	attach := fmt.Sprintf("STORMCTL_PROMETHEUS_URL=%s STORMCTL_REDIS_URL=%s stormctl status", srv.URL, f.flags.RedisURL)
+	fmt.Fprintf(f.IO.ErrOut, "demo: scenario %s in real time; incident %s; attach a second terminal with:\n  %s\n", sc.Name, inc.ID, attach)
+	dashErr := runDash(ctx, f, &dashOptions{playbook: o.playbook, params: params, incident: inc.ID, refresh: o.refresh},
+		&dashExtra{status: "demo: " + sc.Name + " is live; second terminal: " + attach})
+	cancel()
+	if err := <-done; err != nil && !errors.Is(err, context.Canceled) && dashErr == nil {
+		dashErr = err
+	}
+	// The embedded control plane ends with the demo: hand over the
+	// incident's timeline before it does.
+	fmt.Fprintf(f.IO.ErrOut, "demo: stopped; the incident's timeline (stormctl journal export --incident %s):\n", inc.ID)
+	stream := journal.NewStream(store.Client(), store.Keys().Journal())
+	if _, err := journal.Export(f.IO.Out, journal.Markdown, stream.Range(context.Background(), "-", "+"), journal.Filter{Incident: inc.ID}); err != nil && dashErr == nil {
+		dashErr = err
+	}
+	return dashErr
+}
+
+// demoParams are the playbook parameters of a scenario: its edge service
+// and the first dependency that service calls.
+func demoParams(sc *sim.Scenario) []string {
+	params := []string{"service=" + sc.Edge.Service}
+	for _, s := range sc.Services {
+		if s.Name != sc.Edge.Service {
+			continue
+		}
+		for _, e := range s.Endpoints {
+			for _, c := range e.Calls {
+				return append(params, "dependency="+c.Target)
+			}
+		}
+	}
+	return params
+}
