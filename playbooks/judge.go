@@ -23,8 +23,10 @@ const (
 )
 
 // judge decides whether a measurement meets the step's expectation: every
-// series (match: all, the default) or any one (match: any). A result with
-// no series meets it only with no_data: pass.
+// series (match: all, the default) or any one (match: any). Series without
+// a value (NaN: 0/0 when nothing flowed, a quantile of no observations) are
+// recorded but do not vote; a result with no valued series meets the
+// expectation only with no_data: pass.
 func judge(s *Step, m Measurement) (met bool, ev []journal.Evidence, summary string) {
 	want := s.expect.String()
 	switch {
@@ -34,26 +36,33 @@ func judge(s *Step, m Measurement) (met bool, ev []journal.Evidence, summary str
 		want += " within " + s.Within.D().String()
 	}
 	base := journal.Evidence{Query: s.Query, Pack: m.Pack, Threshold: want, Time: m.At.UTC()}
-	if len(m.Series) == 0 {
-		met = s.NoData == "pass"
-		e := base
-		e.Status = EvidenceNoData
-		verdict := "unmet"
-		if met {
-			verdict = "met (no_data: pass)"
-		}
-		return met, []journal.Evidence{e}, fmt.Sprintf("%s: no data (%s), expected %s: %s", s.Query, m.NoData, want, verdict)
-	}
 	series := append([]SeriesValue(nil), m.Series...)
 	sort.SliceStable(series, func(i, j int) bool { return labelText(series[i].Labels) < labelText(series[j].Labels) })
-	nMet := 0
+	nMet, nValued := 0, 0
 	for _, sv := range series {
+		if !math.IsNaN(sv.Value) {
+			nValued++
+		}
 		if s.expect.Holds(sv.Value) {
 			nMet++
 		}
 	}
+	if nValued == 0 {
+		met = s.NoData == "pass"
+		verdict := "unmet"
+		if met {
+			verdict = "met (no_data: pass)"
+		}
+		what := "no data (" + m.NoData + ")"
+		if len(series) > 0 {
+			what = "no value (NaN: nothing to measure)"
+		}
+		e := base
+		e.Status = EvidenceNoData
+		return met, []journal.Evidence{e}, fmt.Sprintf("%s: %s, expected %s: %s", s.Query, what, want, verdict)
+	}
 	anyMatch := s.Match == "any"
-	met = nMet == len(series) || (anyMatch && nMet > 0)
+	met = nMet == nValued || (anyMatch && nMet > 0)
 	// Record the deciding series first: those that meet it for "any",
 	// those that do not for "all".
 	sort.SliceStable(series, func(i, j int) bool {
@@ -89,7 +98,7 @@ func judge(s *Step, m Measurement) (met bool, ev []journal.Evidence, summary str
 	if anyMatch {
 		match = "any"
 	}
-	return met, ev, fmt.Sprintf("%s: %d of %d series %s (match %s): %s", s.Query, nMet, len(series), want, match, verdict)
+	return met, ev, fmt.Sprintf("%s: %d of %d series %s (match %s): %s", s.Query, nMet, nValued, want, match, verdict)
 }
 
 // labelText is `dependency="payments",service="checkout"`.

@@ -138,6 +138,9 @@ func (c *checker) query(p string, s *Step) {
 	if s.Timeout == 0 || s.Timeout.D() > MaxWait {
 		c.bad(p+".timeout", "bound the wait, e.g. timeout: 5m", "wait step %q needs a timeout of at most 1h", s.ID)
 	}
+	if s.For > 0 && s.Timeout > 0 && s.For > s.Timeout {
+		c.bad(p+".timeout", "wait at least as long as the for: window", "timeout %s is shorter than for %s", s.Timeout.D(), s.For.D())
+	}
 	if s.Every == 0 {
 		s.Every = Duration(DefaultEvery)
 		if s.Timeout > 0 {

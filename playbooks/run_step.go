@@ -101,7 +101,8 @@ func (r *Run) check(ctx context.Context, s *Step) (StepState, error) {
 
 // wait polls until the expectation holds or the timeout passes, sleeping a
 // jittered interval between polls so that many responders waiting on the
-// same query do not poll Prometheus in step.
+// same query do not poll Prometheus in step. With for:, it holds only once
+// the whole window has passed since the wait began.
 func (r *Run) wait(ctx context.Context, s *Step) (StepState, error) {
 	clock := r.env.Clock
 	start := clock.Now()
@@ -116,6 +117,11 @@ func (r *Run) wait(ctx context.Context, s *Step) (StepState, error) {
 		met := false
 		if lastErr = err; err == nil {
 			met, ev, summary = judge(s, m)
+		}
+		// A wait's for: window must lie after the wait began: calm before
+		// the lever was pulled proves nothing about after.
+		if met && clock.Now().Sub(start) < s.For.D() {
+			met = false
 		}
 		if r.env.Progress != nil {
 			r.env.Progress(s.ID, m, met, err)

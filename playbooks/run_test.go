@@ -209,6 +209,45 @@ func TestWaitTimeoutStopsWithExit4(t *testing.T) {
 	}
 }
 
+// A wait's for: window must lie after the wait began: calm in the minute
+// before a lever was pulled proves nothing about after it.
+func TestWaitForWindowStartsWithTheWait(t *testing.T) {
+	src := `apiVersion: stormctl/v1
+kind: Playbook
+name: hold
+title: t
+steps:
+  - id: holds
+    type: wait
+    query: amplification
+    expect: "< 1.3"
+    for: 1m
+    timeout: 3m
+    every: 10s
+`
+	pb, err := Parse("hold.yaml", []byte(src), catalog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newWorld(map[string][]*float64{"amplification": {val(1.0)}})
+	r := newRun(t, pb, w, "", nil)
+	start := w.clock.now
+	st, err := r.RunStep(context.Background(), "holds", Input{})
+	if err != nil || st.Status != Passed {
+		t.Fatalf("%+v %v", st, err)
+	}
+	if waited := w.clock.now.Sub(start); waited < time.Minute {
+		t.Fatalf("passed after %s, before its 1m window had passed", waited)
+	}
+	if w.m.reqs[0].Over != "max_over_time" || w.m.reqs[0].Window != time.Minute {
+		t.Fatalf("request %+v", w.m.reqs[0])
+	}
+	bad := strings.Replace(src, "timeout: 3m", "timeout: 30s", 1)
+	if _, err := Parse("hold.yaml", []byte(bad), catalog(t)); err == nil || !strings.Contains(err.Error(), "hold.yaml:11:14: timeout 30s is shorter than for 1m0s") {
+		t.Fatalf("timeout shorter than for: %v", err)
+	}
+}
+
 func TestMeasurementErrorExits1(t *testing.T) {
 	w := newWorld(nil)
 	r := newRun(t, builtin(t, "retry-amplification"), w, "INC1", checkoutPayments)
@@ -278,6 +317,8 @@ func TestJudgeMatchAndNoData(t *testing.T) {
 		{mk("", "", "< 1"), Measurement{}, false},
 		{mk("", "pass", "< 1"), Measurement{}, true},
 		{mk("any", "", "> 0"), Measurement{Series: []SeriesValue{{Value: nan()}}}, false},
+		{mk("", "pass", "< 1"), Measurement{Series: []SeriesValue{{Value: nan()}}}, true},
+		{mk("", "", "< 0.95"), Measurement{Series: append(two.Series, SeriesValue{Labels: map[string]string{"pool": "c"}, Value: nan()})}, true},
 	}
 	for i, c := range cases {
 		met, ev, summary := judge(c.step, c.m)
