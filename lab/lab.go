@@ -5,15 +5,16 @@ package lab
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"net/http"
+	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/prometheus/promql"
+	"github.com/redis/go-redis/v9"
 
+	"github.com/stormctl/stormctl/flags"
 	"github.com/stormctl/stormctl/lab/promapi"
 	"github.com/stormctl/stormctl/lab/sim"
-	"github.com/stormctl/stormctl/queries"
 )
 
 // Options configure a lab.
@@ -22,11 +23,18 @@ type Options struct {
 	Seed     uint64
 	Until    time.Duration // zero: the scenario's duration
 	Speed    float64       // 0 as fast as possible, 1 real time, N N× real time
-	Levers   sim.Levers
-	Events   []sim.LeverEvent
-	// Epoch is the wall time of simulated time zero; zero picks one: now for
-	// paced runs, so that samples land at wall time, and now minus the
-	// run's length for unpaced ones, so that the run ends about now.
+	// Redis is the control plane the fleet reads its levers from, through
+	// a flags.Provider in an isolated OpenFeature API, in Namespace. Nil
+	// reads Levers instead (nil: none).
+	Redis     redis.UniversalClient
+	Namespace string
+	Levers    sim.Levers
+	// Events are lever changes at simulated times. Without Redis the
+	// simulation applies them itself; with Redis, Run pulls them through
+	// the control plane with Lab.Actions.
+	Events []sim.LeverEvent
+	// Epoch is the wall time of simulated time zero; zero picks one so
+	// that no sample is stamped ahead of the wall clock (see epochFor).
 	Epoch time.Time
 }
 
@@ -35,33 +43,75 @@ type Lab struct {
 	DB    *promapi.DB
 	Sim   *sim.Sim
 	Epoch time.Time
-	until time.Duration
+	// Actions pulls Events through the control plane; set it before Run.
+	Actions *Actions
+	// Pulls records what became of each event pulled through Actions.
+	Pulls []Pull
+
+	until   time.Duration
+	speed   float64
+	started time.Time
+	simp    atomic.Pointer[sim.Sim] // for leverNow, read by the provider's goroutines
+	levers  *fleetLevers
+	events  []sim.LeverEvent
 }
 
-// New opens the TSDB and builds the fleet.
+// New opens the TSDB, connects to the control plane if any and builds the
+// fleet.
 func New(opts Options) (*Lab, error) {
 	until := opts.Until
 	if until == 0 {
 		until = opts.Scenario.Duration.D()
 	}
-	epoch := opts.Epoch
-	if epoch.IsZero() {
-		epoch = time.Now()
-		if opts.Speed == 0 {
-			epoch = epoch.Add(-until)
-		}
+	now := time.Now()
+	l := &Lab{Epoch: opts.Epoch, until: until, speed: opts.Speed, started: now}
+	if l.Epoch.IsZero() {
+		l.Epoch = epochFor(now, until, opts.Speed)
 	}
 	db, err := promapi.Open(promapi.Options{})
 	if err != nil {
 		return nil, err
 	}
-	s, err := sim.New(opts.Scenario, sim.Options{Seed: opts.Seed, Until: until, Epoch: epoch, Speed: opts.Speed,
-		Store: db, Levers: opts.Levers, Events: opts.Events})
+	levers, events := opts.Levers, opts.Events
+	if opts.Redis != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*flags.DefaultStaleAfter+DefaultSettleTimeout)
+		l.levers, err = openLevers(ctx, opts.Redis, flags.Namespace(opts.Namespace), flags.Clock(l.leverNow))
+		cancel()
+		if err != nil {
+			db.Close()
+			return nil, err
+		}
+		levers, events, l.events = l.levers.simLevers(), nil, opts.Events
+	}
+	s, err := sim.New(opts.Scenario, sim.Options{Seed: opts.Seed, Until: until, Epoch: l.Epoch, Speed: opts.Speed,
+		Start: now, Store: db, Levers: levers, Events: events})
 	if err != nil {
+		l.closeLevers()
 		db.Close()
 		return nil, err
 	}
-	return &Lab{DB: db, Sim: s, Epoch: epoch, until: until}, nil
+	l.DB, l.Sim = db, s
+	l.simp.Store(s)
+	return l, nil
+}
+
+// Now is the lab's present: the wall time stamped on the newest samples.
+// The served API evaluates instant queries that name no time at Now.
+func (l *Lab) Now() time.Time { return l.Epoch.Add(l.Sim.Now()) }
+
+// leverNow is the clock levers live by: the fleet's provider judges expiry
+// by it (flags.Clock) and Actions stamps levers with it. In a paced run it
+// is the wall clock. In a max-speed run it is the wall time a real-time run
+// started with this one would have reached: it stays ahead of the wall
+// clock, so the control plane accepts the expiries, and a lever pulled at
+// simulated time t with TTL d expires at t+d of simulated time, as it
+// would in real time.
+func (l *Lab) leverNow() time.Time {
+	s := l.simp.Load()
+	if l.speed > 0 || s == nil {
+		return time.Now()
+	}
+	return l.started.Add(s.Now())
 }
 
 // Handler serves the Prometheus API and the simulation's /metrics.
@@ -72,67 +122,43 @@ func (l *Lab) Handler() http.Handler {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 		}
 	})
-	return promapi.Mux(l.DB.Handler(), metrics)
+	return atLabNow(l.Now, promapi.Mux(l.DB.Handler(), metrics))
 }
 
-// Run simulates to the end (or until ctx ends).
-func (l *Lab) Run(ctx context.Context) error { return l.Sim.Run(ctx) }
-
-// Close closes the TSDB.
-func (l *Lab) Close() error { return l.DB.Close() }
-
-// Summary is the simulation's summary with the detection times of the
-// saved queries, evaluated by the embedded engine over the stored samples.
-func (l *Lab) Summary(ctx context.Context) (sim.Summary, error) {
-	sum := l.Sim.Summary()
-	cat, err := queries.Load()
-	if err != nil {
-		return sum, fmt.Errorf("lab summary: %w", err)
+// Run simulates to the end (or until ctx ends), stopping at each event to
+// pull it through Actions when the lab reads a control plane.
+func (l *Lab) Run(ctx context.Context) error {
+	if len(l.events) > 0 && l.Actions == nil {
+		return errors.New("lab: events on a control plane are pulled through actions: set Lab.Actions")
 	}
-	end := l.Sim.Now()
-	if sum.DetectAmplification, err = l.firstCrit(ctx, cat, "amplification", queries.Params{Window: sim.Window}, end); err != nil {
-		return sum, err
-	}
-	edge := queries.Params{Service: l.Sim.EdgeService(), Window: sim.Window}
-	if sum.DetectEdgeErrorRate, err = l.firstCrit(ctx, cat, "edge_error_rate", edge, end); err != nil {
-		return sum, err
-	}
-	return sum, nil
-}
-
-// firstCrit returns the first simulated second at which the saved query id
-// (stormctl pack) reaches its critical threshold, or nil.
-func (l *Lab) firstCrit(ctx context.Context, cat *queries.Catalog, id string, p queries.Params, end time.Duration) (*float64, error) {
-	r, err := cat.Render(id, queries.DefaultPack, p)
-	if err != nil {
-		return nil, fmt.Errorf("lab summary: %w", err)
-	}
-	step := time.Second
-	q, err := l.DB.Engine.NewRangeQuery(ctx, l.DB.TSDB, nil, r.Expr, l.Epoch, l.Epoch.Add(end), step)
-	if err != nil {
-		return nil, fmt.Errorf("lab summary: %s: %w", id, err)
-	}
-	defer q.Close()
-	res := q.Exec(ctx)
-	if res.Err != nil {
-		return nil, fmt.Errorf("lab summary: %s: %w", id, res.Err)
-	}
-	mat, ok := res.Value.(promql.Matrix)
-	if !ok {
-		return nil, fmt.Errorf("lab summary: %s: got %s, want a matrix", id, res.Value.Type())
-	}
-	var first *float64
-	for _, series := range mat {
-		for _, pt := range series.Floats {
-			if r.Threshold.Evaluate(pt.F) != queries.Crit {
-				continue
-			}
-			t := float64(pt.T-l.Epoch.UnixMilli()) / 1000
-			if first == nil || t < *first {
-				first = &t
-			}
+	for len(l.events) > 0 {
+		e := l.events[0]
+		if e.At.D() > l.until {
 			break
 		}
+		if err := l.Sim.RunTo(ctx, e.At.D()); err != nil {
+			return err
+		}
+		l.events = l.events[1:]
+		l.Pulls = append(l.Pulls, l.pull(ctx, e))
 	}
-	return first, nil
+	return l.Sim.Run(ctx)
+}
+
+// Close disconnects from the control plane and closes the TSDB.
+func (l *Lab) Close() error {
+	err := l.closeLevers()
+	if cerr := l.DB.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (l *Lab) closeLevers() error {
+	if l.levers == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return l.levers.close(ctx)
 }

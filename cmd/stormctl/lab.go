@@ -69,15 +69,32 @@ func newLabRunCmd(f *Factory) *cobra.Command {
 	o := &labRunOptions{}
 	cmd := &cobra.Command{
 		Use:   "run --scenario NAME",
-		Short: "Run a scenario and print its summary; with --serve, keep its Prometheus API up",
+		Short: "Run a scenario and print its summary; with --serve, keep its Prometheus API and Redis up",
 		Long: `Run a scenario (built-in name or a .yaml file) on a virtual clock and print the
 summary: peak amplification, attempts per request, pool saturation, edge success,
 and when the saved amplification and edge_error_rate queries first breach.
 
+The simulated services read their levers through the flags provider from a
+control plane: the Redis of --redis-url (given on this command; contexts and
+STORMCTL_REDIS_URL are not used, so a lab never touches production levers),
+else an embedded Redis-protocol server on a loopback port. --events pulls
+levers at simulated times through that control plane, with every guard
+(evidence from the lab itself) and the journal; a refused event is reported
+and the run goes on.
+
 With --serve the lab serves the Prometheus HTTP API and /metrics on a loopback
-address until interrupted, so stormctl query ... works against it from another
-terminal. Samples are stamped on the wall clock: a paced run (--speed realtime
-or Nx) starts now; a --speed max run ends about now.`,
+address until interrupted and prints the STORMCTL_PROMETHEUS_URL and
+STORMCTL_REDIS_URL to use from another terminal: in a real-time run,
+'stormctl retries off checkout->payments ...' there changes the lab within a
+scrape interval or two.
+
+Time: samples are never stamped ahead of the wall clock. A real-time run
+starts now; a --speed max run ends about now; an Nx run starts in the past
+and ends about now. Instant queries that name no time are answered at the
+lab's present. Levers live on the wall clock in paced runs (at Nx a TTL lasts
+N times as much simulated time); in a --speed max run they live on the clock
+a real-time run would have had, so a scheduled lever lasts its TTL of
+simulated time, and the control plane keeps it until that wall time.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runLab(cmd.Context(), f, o) },
 	}
@@ -87,7 +104,7 @@ or Nx) starts now; a --speed max run ends about now.`,
 	fl.StringVar(&o.speed, "speed", "max", "max, realtime or Nx (e.g. 10x)")
 	fl.Uint64Var(&o.seed, "seed", 1, "random seed: the same seed gives the same run")
 	fl.StringVar(&o.serve, "serve", "", "serve the Prometheus API on this loopback address, e.g. 127.0.0.1:9090")
-	fl.StringVar(&o.events, "events", "", "YAML file of lever changes at simulated times: [{at, kind, target, value}]")
+	fl.StringVar(&o.events, "events", "", "YAML file of levers to pull at simulated times: [{at, kind, target, value, ttl, reason, force}]")
 	_ = cmd.MarkFlagRequired("scenario")
 	return cmd
 }
@@ -131,26 +148,42 @@ func runLab(ctx context.Context, f *Factory, o *labRunOptions) error {
 	if _, err := f.Output(); err != nil {
 		return err
 	}
-	l, err := lab.New(lab.Options{Scenario: sc, Seed: o.seed, Until: o.until, Speed: speed, Events: events})
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
+	cp, err := openLabControl(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer cp.close()
+	l, err := lab.New(lab.Options{Scenario: sc, Seed: o.seed, Until: o.until, Speed: speed,
+		Redis: cp.store.Client(), Events: events})
 	if err != nil {
 		return err
 	}
 	defer l.Close()
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
-	defer stop()
-	var srv *promapi.Server
-	if o.serve != "" {
-		if srv, err = promapi.Serve(o.serve, l.Handler()); err != nil {
-			return exit.NewUsage(err)
-		}
-		defer srv.Close()
-		fmt.Fprintf(f.IO.ErrOut, "lab: serving the Prometheus API for scenario %s; from another terminal:\n", sc.Name)
-		fmt.Fprintf(f.IO.ErrOut, "STORMCTL_PROMETHEUS_URL=%s\n", srv.URL)
+	addr := o.serve
+	if addr == "" {
+		addr = "127.0.0.1:0" // for the evidence of --events
 	}
-	fmt.Fprintf(f.IO.ErrOut, "lab: running %s (seed %d, speed %s)\n", sc.Name, o.seed, o.speed)
+	srv, err := promapi.Serve(addr, l.Handler())
+	if err != nil {
+		return exit.NewUsage(err)
+	}
+	defer srv.Close()
+	if o.serve != "" {
+		fmt.Fprintf(f.IO.ErrOut, "lab: serving scenario %s; from another terminal:\n", sc.Name)
+		fmt.Fprintf(f.IO.ErrOut, "STORMCTL_PROMETHEUS_URL=%s\nSTORMCTL_REDIS_URL=%s\n", srv.URL, cp.url)
+	}
+	if len(events) > 0 {
+		if l.Actions, err = cp.actions(f, l, srv.URL); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(f.IO.ErrOut, "lab: running %s (seed %d, speed %s, levers from %s)\n", sc.Name, o.seed, o.speed, cp.url)
 	if err := l.Run(ctx); err != nil && ctx.Err() == nil {
 		return err
 	}
+	printPulls(f, l.Pulls)
 	sum, err := l.Summary(context.Background())
 	if err != nil {
 		return err
@@ -158,7 +191,7 @@ func runLab(ctx context.Context, f *Factory, o *labRunOptions) error {
 	if err := f.Print(sum, func(bool) error { return printSummary(f, sum) }); err != nil {
 		return err
 	}
-	if srv != nil && ctx.Err() == nil {
+	if o.serve != "" && ctx.Err() == nil {
 		fmt.Fprintln(f.IO.ErrOut, "lab: run finished; still serving until interrupted (Ctrl-C)")
 		<-ctx.Done()
 	}

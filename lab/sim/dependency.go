@@ -57,6 +57,7 @@ func (s *Sim) buildDependencies() {
 		d.waiting = s.reg.gauge("stormctl_pool_waiting", "Requests waiting for a pool slot.", kv...)
 		s.deps = append(s.deps, d)
 		s.depByName[d.name] = d
+		s.initCodes(d.codes, d.name, 200, 503, spec.ShedCode)
 		s.applyFaults(d)
 		d.tokens = d.startRate
 	}

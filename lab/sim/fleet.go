@@ -62,16 +62,25 @@ func (s *Sim) gauges() {
 		for _, c := range svc.calls {
 			c.duration.cumulate()
 		}
-		if a := svc.spec.Autoscaler; a != nil {
-			i := svc.poolIdx[a.Pool]
-			if capacity := svc.poolCap[i].v; capacity > 0 {
-				svc.utilSum += min(1, (svc.poolUse[i].v+svc.poolWait[i].v)/capacity)
-				svc.utilN++
-			}
-		}
 	}
 	for _, d := range s.deps {
 		d.inUse.v, d.waiting.v = float64(d.busy), float64(d.queue.size)
+	}
+}
+
+// sampleUtilisation feeds the autoscalers one utilisation sample from the
+// gauges, once per scrape interval (a scrape of /metrics must not).
+func (s *Sim) sampleUtilisation() {
+	for _, svc := range s.services {
+		a := svc.spec.Autoscaler
+		if a == nil {
+			continue
+		}
+		i := svc.poolIdx[a.Pool]
+		if capacity := svc.poolCap[i].v; capacity > 0 {
+			svc.utilSum += min(1, (svc.poolUse[i].v+svc.poolWait[i].v)/capacity)
+			svc.utilN++
+		}
 	}
 }
 

@@ -22,7 +22,8 @@ type series struct {
 	text string // exposition form: name{labels}
 	ref  storage.SeriesRef
 	v    float64
-	gone bool // emit a staleness marker once, then drop
+	last float64 // v at the last scrape interval, as /metrics shows it
+	gone bool    // emit a staleness marker once, then drop
 	dead bool
 }
 
@@ -140,31 +141,52 @@ func (r *registry) appendTo(app storage.Appender, t int64) error {
 	return nil
 }
 
-// writeText writes the Prometheus text exposition format (0.0.4).
-func (r *registry) writeText(w io.Writer) error {
+// snapshot keeps every series' current value for writeText.
+func (r *registry) snapshot() {
+	for _, f := range r.fams {
+		for _, s := range f.series {
+			s.last = s.v
+		}
+	}
+}
+
+// writeText writes the last snapshot in the Prometheus text exposition
+// format (0.0.4), every sample stamped t (ms).
+func (r *registry) writeText(w io.Writer, t int64) error {
 	bw := bufio.NewWriter(w)
+	stamp := " " + strconv.FormatInt(t, 10) + "\n"
 	for _, f := range r.fams {
 		fmt.Fprintf(bw, "# HELP %s %s\n# TYPE %s %s\n", f.name, f.help, f.name, f.typ)
 		for _, s := range f.series {
-			if s.gone || s.dead {
+			if s.gone || s.dead || t < 0 {
 				continue
 			}
 			bw.WriteString(s.text)
 			bw.WriteByte(' ')
-			bw.WriteString(strconv.FormatFloat(s.v, 'g', -1, 64))
-			bw.WriteByte('\n')
+			bw.WriteString(strconv.FormatFloat(s.last, 'g', -1, 64))
+			bw.WriteString(stamp)
 		}
 	}
 	return bw.Flush()
 }
 
-// countCode counts one answer with status code from service, creating the
-// stormctl_server_requests_total series on first use.
+// countCode counts one answer with status code from service.
 func (s *Sim) countCode(m map[int]*series, service string, code int) {
 	c := m[code]
 	if c == nil {
-		c = s.reg.counter("stormctl_server_requests_total", "Requests answered, by status code.", "service", service, "code", strconv.Itoa(code))
-		m[code] = c
+		s.initCodes(m, service, code)
+		c = m[code]
 	}
 	c.v++
+}
+
+// initCodes creates the stormctl_server_requests_total series of service
+// for codes, at zero: a counter that exists from the start has a rate from
+// the start, rather than one extrapolated from its first sample.
+func (s *Sim) initCodes(m map[int]*series, service string, codes ...int) {
+	for _, code := range codes {
+		if m[code] == nil {
+			m[code] = s.reg.counter("stormctl_server_requests_total", "Requests answered, by status code.", "service", service, "code", strconv.Itoa(code))
+		}
+	}
 }

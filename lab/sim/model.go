@@ -130,6 +130,7 @@ func (s *Sim) buildServices() error {
 		}
 		s.services = append(s.services, svc)
 		s.svcByName[svc.name] = svc
+		s.initCodes(svc.codes, svc.name, 200, 503, 504)
 	}
 	for _, svc := range s.services {
 		for j := range svc.spec.Endpoints {

@@ -34,6 +34,9 @@ type Options struct {
 	// Speed paces the run against the wall clock: 0 runs as fast as
 	// possible, 1 in real time, N at N× real time.
 	Speed float64
+	// Start is the wall time simulated time zero is due in a paced run;
+	// zero means when Run starts. A run that starts later catches up.
+	Start time.Time
 	// Store receives the samples; nil keeps metrics in memory only.
 	Store Appendable
 	// Levers are read once per scrape interval; nil means none.
@@ -70,6 +73,9 @@ type Sim struct {
 	err    error
 	// started is the wall time the run started, for pacing.
 	started time.Time
+	// sampled is the simulated time of the last scrape interval; -1 before
+	// the first.
+	sampled time.Duration
 	// clock mirrors now for readers that must not wait for the run's lock
 	// (a flags provider's clock is read from inside a tick).
 	clock atomic.Int64
@@ -101,6 +107,7 @@ func New(sc *Scenario, opts Options) (*Sim, error) {
 		}
 	}
 	s.stats = newStats(s)
+	s.sampled = -1
 	s.schedule(0, evTick, ref{})
 	s.schedule(s.interarrival(), evArrival, ref{})
 	return s, nil
@@ -131,7 +138,10 @@ func (s *Sim) RunTo(ctx context.Context, t time.Duration) error {
 	defer s.mu.Unlock()
 	t = min(t, s.opts.Until)
 	if s.started.IsZero() {
-		s.started = time.Now()
+		s.started = s.opts.Start
+		if s.started.IsZero() {
+			s.started = time.Now()
+		}
 	}
 	for n := 0; len(s.heap) > 0; n++ {
 		e := s.heap[0]
@@ -232,7 +242,10 @@ func (s *Sim) tick() {
 	}
 	s.refreshLevers()
 	s.gauges()
+	s.sampleUtilisation()
 	s.stats.sample()
+	s.reg.snapshot()
+	s.sampled = s.now
 	if s.opts.Store == nil {
 		return
 	}
@@ -247,13 +260,20 @@ func (s *Sim) tick() {
 	}
 }
 
-// WriteMetrics writes the current value of every series in the Prometheus
-// text format, for a real Prometheus to scrape.
+// WriteMetrics writes the last sample of every series in the Prometheus
+// text format, for a real Prometheus to scrape: the values the lab stored
+// at its last scrape interval, stamped with that interval's time, so a
+// scraper holds the same samples as the lab's own TSDB (at most one per
+// interval it scrapes), whatever the phase of its scrapes and even when the
+// simulation runs behind the wall clock. Before the first interval it
+// writes no samples.
 func (s *Sim) WriteMetrics(w io.Writer) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.gauges()
-	return s.reg.writeText(w)
+	if s.sampled < 0 {
+		return s.reg.writeText(w, -1)
+	}
+	return s.reg.writeText(w, s.wall(s.sampled).UnixMilli())
 }
 
 // RefreshLevers reads every lever now, rather than at the next scrape
