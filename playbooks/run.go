@@ -216,7 +216,7 @@ func (r *Run) Start(ctx context.Context) error {
 	}
 	e := r.entry(journal.PlaybookStarted, "")
 	e.Value, e.Reason, e.Outcome = r.paramText(), r.opts.Reason, "started"
-	if _, _, err := r.env.Journal.Append(ctx, e); err != nil {
+	if _, _, err := r.env.Journal.Append(context.WithoutCancel(ctx), e); err != nil {
 		return fmt.Errorf("journal the start of playbook %s: %w", r.pb.Name, err)
 	}
 	r.started = true
@@ -224,7 +224,9 @@ func (r *Run) Start(ctx context.Context) error {
 }
 
 // Finish journals playbook.finished: completed, or where and why it
-// stopped. It does nothing for a run that never started.
+// stopped. It does nothing for a run that never started. Like every
+// journal write of a run, it is made even when ctx has been canceled (an
+// interrupted run is recorded as stopped).
 func (r *Run) Finish(ctx context.Context, stopped error) error {
 	if !r.started {
 		return nil
@@ -239,7 +241,7 @@ func (r *Run) Finish(ctx context.Context, stopped error) error {
 	default:
 		e.Outcome = "paused before step " + next.ID
 	}
-	if _, _, err := r.env.Journal.Append(ctx, e); err != nil {
+	if _, _, err := r.env.Journal.Append(context.WithoutCancel(ctx), e); err != nil {
 		return fmt.Errorf("journal the end of playbook %s: %w", r.pb.Name, err)
 	}
 	r.started = false

@@ -21,6 +21,9 @@ func (r *Run) RunStep(ctx context.Context, id string, in Input) (StepState, erro
 	if s == nil {
 		return StepState{}, r.unknownStep(id)
 	}
+	if s.Type == Ask && in.Answer != "" && len(s.Choices) > 0 && !slices.Contains(s.Choices, in.Answer) {
+		return StepState{}, &ParamError{Msg: fmt.Sprintf("answer %q is not one of %v", in.Answer, s.Choices)}
+	}
 	if err := r.Start(ctx); err != nil {
 		return StepState{}, err
 	}
@@ -162,9 +165,6 @@ func (r *Run) ask(s *Step, in Input) (StepState, error) {
 	if answer == "" {
 		return StepState{Status: Skipped, Outcome: fmt.Sprintf("not answered: %q", q)}, nil
 	}
-	if len(s.Choices) > 0 && !slices.Contains(s.Choices, answer) {
-		return StepState{}, &ParamError{Msg: fmt.Sprintf("answer %q is not one of %v", answer, s.Choices)}
-	}
 	return StepState{Status: Passed, Answer: answer, Outcome: fmt.Sprintf("%q answered %q", q, answer)}, nil
 }
 
@@ -187,7 +187,7 @@ func (r *Run) record(ctx context.Context, s *Step, st StepState, stepErr error) 
 	case Ask:
 		e.Value = st.Answer
 	}
-	_, _, jerr := r.env.Journal.Append(ctx, e)
+	_, _, jerr := r.env.Journal.Append(context.WithoutCancel(ctx), e)
 	*r.states[s.ID] = st
 	r.fresh[s.ID] = true
 	if r.env.StepDone != nil {

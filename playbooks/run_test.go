@@ -248,6 +248,30 @@ steps:
 	}
 }
 
+// An interrupt during a wait stops the run and still journals the step
+// and the run as stopped, so the record says where it ended.
+func TestInterruptedWaitIsJournaled(t *testing.T) {
+	w := newWorld(map[string][]*float64{"amplification": {val(3.9)}, "throttle_retries": {val(0)}})
+	ctx, cancel := context.WithCancel(context.Background())
+	env := w.env()
+	env.Progress = func(step string, _ Measurement, _ bool, _ error) { cancel() }
+	r, err := NewRun(builtin(t, "retry-amplification"), RunOptions{Params: checkoutPayments, Incident: "INC9", Actor: "alice"}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = r.RunAll(ctx, Input{Yes: true})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v", err)
+	}
+	n := len(w.j.entries)
+	if e := w.j.entries[n-2]; e.Event != journal.PlaybookFailed || e.Step != "amplification-recovered" || e.Outcome != OutcomeStopped {
+		t.Fatalf("step entry %+v", e)
+	}
+	if e := w.j.entries[n-1]; e.Event != journal.PlaybookFinished || e.Outcome != "stopped" {
+		t.Fatalf("finish entry %+v", e)
+	}
+}
+
 func TestMeasurementErrorExits1(t *testing.T) {
 	w := newWorld(nil)
 	r := newRun(t, builtin(t, "retry-amplification"), w, "INC1", checkoutPayments)
@@ -262,8 +286,8 @@ func TestAskAndRelease(t *testing.T) {
 	w := newWorld(nil)
 	pb := builtin(t, "lockstep-retries")
 	r := newRun(t, pb, w, "INC3", checkoutPayments)
-	if _, err := r.RunStep(context.Background(), "idempotent", Input{Answer: "maybe"}); exit.Code(err) != exit.Usage {
-		t.Fatalf("answer outside the choices: %v", err)
+	if _, err := r.RunStep(context.Background(), "idempotent", Input{Answer: "maybe"}); exit.Code(err) != exit.Usage || len(w.j.entries) != 0 {
+		t.Fatalf("answer outside the choices: %v, journaled %v", err, w.j.events())
 	}
 	st, err := r.RunStep(context.Background(), "idempotent", Input{})
 	if err != nil || st.Answer != "unknown" || w.j.entries[len(w.j.entries)-1].Value != "unknown" {

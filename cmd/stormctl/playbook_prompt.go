@@ -66,7 +66,7 @@ func (p *prompter) step(ctx context.Context, s *playbooks.Step) (quit bool, err 
 	for _, line := range stepDetails(s, p.r.Render) {
 		fmt.Fprintf(p.out, "    %s\n", line)
 	}
-	switch ans, err := p.ask("Enter to run, s to skip, q to pause the run: "); {
+	switch ans, err := p.ask(ctx, "Enter to run, s to skip, q to pause the run: "); {
 	case err != nil:
 		return true, err
 	case ans == "q":
@@ -83,12 +83,12 @@ func (p *prompter) step(ctx context.Context, s *playbooks.Step) (quit bool, err 
 				return false, err
 			}
 		}
-		if in.Reason, err = p.ask("Your reason, added to the playbook's (Enter for none): "); err != nil {
+		if in.Reason, err = p.ask(ctx, "Your reason, added to the playbook's (Enter for none): "); err != nil {
 			return true, err
 		}
 	case playbooks.Ask:
 		for {
-			if in.Answer, err = p.ask(p.r.Render(s.Question) + choices(s) + " "); err != nil {
+			if in.Answer, err = p.ask(ctx, p.r.Render(s.Question)+choices(s)+" "); err != nil {
 				return true, err
 			}
 			if in.Answer == "" || len(s.Choices) == 0 || slices.Contains(s.Choices, in.Answer) {
@@ -124,21 +124,36 @@ func (p *prompter) plan(ctx context.Context, s *playbooks.Step) error {
 }
 
 // Confirm implements actions.Confirmer on the prompter's input.
-func (p *prompter) Confirm(_ context.Context, prompt, want string) (bool, error) {
-	ans, err := p.ask(prompt)
+func (p *prompter) Confirm(ctx context.Context, prompt, want string) (bool, error) {
+	ans, err := p.ask(ctx, prompt)
 	return ans == want, err
 }
 
-func (p *prompter) ask(prompt string) (string, error) {
+// ask reads one line; an interrupt (ctx) ends the wait for it, so the run
+// can record that it stopped.
+func (p *prompter) ask(ctx context.Context, prompt string) (string, error) {
 	fmt.Fprint(p.out, prompt)
-	line, err := p.in.ReadString('\n')
-	if err != nil && line == "" {
-		if errors.Is(err, io.EOF) {
-			return "", errors.New("input ended before the playbook did")
-		}
-		return "", err
+	type answer struct {
+		line string
+		err  error
 	}
-	return strings.TrimSpace(line), nil
+	got := make(chan answer, 1)
+	go func() {
+		line, err := p.in.ReadString('\n')
+		got <- answer{line, err}
+	}()
+	select {
+	case <-ctx.Done():
+		return "", ctx.Err()
+	case a := <-got:
+		if a.err != nil && a.line == "" {
+			if errors.Is(a.err, io.EOF) {
+				return "", errors.New("input ended before the playbook did")
+			}
+			return "", a.err
+		}
+		return strings.TrimSpace(a.line), nil
+	}
 }
 
 func choices(s *playbooks.Step) string {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -66,6 +68,10 @@ func runPlaybook(ctx context.Context, f *Factory, o *playbookRunOptions, dirs []
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	// An interrupt stops the run where it is (a wait, a prompt) and still
+	// journals the step and the run as stopped.
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
 	if o.step != "" && o.from != "" {
 		return exit.NewUsage(errors.New("give --step or --from, not both"))
 	}
