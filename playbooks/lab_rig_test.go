@@ -2,19 +2,15 @@ package playbooks
 
 import (
 	"context"
-	"net/http"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/open-feature/go-sdk/openfeature/isolated"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/stormctl/stormctl/actions"
 	"github.com/stormctl/stormctl/controlplane"
-	"github.com/stormctl/stormctl/flags"
 	"github.com/stormctl/stormctl/internal/config"
 	"github.com/stormctl/stormctl/internal/testenv"
 	"github.com/stormctl/stormctl/journal"
@@ -30,74 +26,46 @@ import (
 // therefore as deterministic as the seeded simulation, and as fast as it.
 type labClock struct{ l *lab.Lab }
 
-func (c labClock) Now() time.Time { return c.l.Epoch.Add(c.l.Sim.Now()) }
+func (c labClock) Now() time.Time { return c.l.Now() }
 
 func (c labClock) Sleep(ctx context.Context, d time.Duration) error {
 	return c.l.Sim.RunTo(ctx, c.l.Sim.Now()+d)
 }
 
-// atLabNow evaluates instant queries that name no time at the simulation's
-// "now": samples are stamped on the simulated clock, which runs ahead of
-// the wall clock in a paced run.
-func (c labClock) atLabNow(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := r.ParseForm(); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		form := r.Form
-		if strings.HasSuffix(r.URL.Path, "/query") && form.Get("time") == "" {
-			now := c.Now()
-			form.Set("time", strconv.FormatFloat(float64(now.UnixNano())/1e9, 'f', 3, 64))
-		}
-		r2 := r.Clone(r.Context())
-		r2.Method, r2.Body, r2.ContentLength = http.MethodGet, http.NoBody, 0
-		r2.Header.Del("Content-Type")
-		r2.URL.RawQuery, r2.Form, r2.PostForm = form.Encode(), nil, nil
-		next.ServeHTTP(w, r2)
-	})
-}
-
-// labStack is one scenario running at labSpeed with its levers read
-// through the flags provider from a real redis-server, its Prometheus API
-// served on loopback, and the real actions service and playbook runner on
-// top, all in one control-plane namespace.
+// labStack is one scenario whose fleet reads its levers through the flags
+// provider from a real redis-server, with its Prometheus API served on
+// loopback (instant queries at the simulation's present), and the real
+// actions service and playbook runner on top, in one control-plane
+// namespace.
 type labStack struct {
 	*stack
-	lab   *lab.Lab
-	clock labClock
-	sc    *sim.Scenario
+	lab *lab.Lab
 }
 
 func startLab(t *testing.T, rd *testenv.Redis, cat *queries.Catalog, scenario string) *labStack {
 	t.Helper()
+	ctx := context.Background()
 	sc, err := sim.Find(scenario)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ns := strings.ReplaceAll(t.Name(), "/", "-")
 	rc := redis.NewClient(&redis.Options{Addr: rd.Addr})
-	api := isolated.NewAPI()
-	if err := api.SetProviderAndWait(context.Background(), flags.NewProvider(rc, flags.Namespace(ns))); err != nil {
-		t.Fatal(err)
-	}
-	l, err := lab.New(lab.Options{Scenario: sc, Seed: 1, Until: time.Hour, Levers: &sim.FlagLevers{Client: api.NewClient()}})
+	l, err := lab.New(lab.Options{Scenario: sc, Seed: 1, Until: time.Hour, Redis: rc, Namespace: ns})
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := labClock{l: l}
-	srv, err := promapi.Serve("127.0.0.1:0", clock.atLabNow(l.Handler()))
+	srv, err := promapi.Serve("127.0.0.1:0", l.Handler())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		srv.Close()
-		_ = api.Shutdown(context.Background())
-		rc.Close()
 		l.Close()
+		rc.Close()
 	})
 
-	store, err := controlplane.Open(context.Background(), config.Redis{URL: rd.URL("", ""), Namespace: ns}, func(string) string { return "" })
+	store, err := controlplane.Open(ctx, config.Redis{URL: rd.URL("", ""), Namespace: ns}, func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,9 +87,9 @@ func startLab(t *testing.T, rd *testenv.Redis, cat *queries.Catalog, scenario st
 		Clock:     actions.SystemClock{}}
 	env := Env{
 		Measurer: &PromMeasurer{Catalog: cat, Runner: runner, PackFor: func(_, _ string) (string, map[string]string, error) { return packFor("") }},
-		Levers:   settled{ActionLevers{Service: svc}}, Journal: jw, Clock: clock,
+		Levers:   settled{ActionLevers{Service: svc}, l}, Journal: jw, Clock: labClock{l},
 	}
-	return &labStack{stack: &stack{svc: svc, store: store, env: env}, lab: l, clock: clock, sc: sc}
+	return &labStack{stack: &stack{svc: svc, store: store, env: env}, lab: l}
 }
 
 // until simulates up to time d since the start.
@@ -132,19 +100,30 @@ func (s *labStack) until(t *testing.T, d time.Duration) {
 	}
 }
 
-// settled gives a lever write time to reach the fleet's flags provider
-// (pushed over pub/sub on loopback, in well under a millisecond) before
-// the simulation, which stands still meanwhile, advances again.
-type settled struct{ ActionLevers }
-
-const settle = 50 * time.Millisecond
+// settled waits, after a lever write, until the fleet's flags provider
+// serves it, so that it takes effect at the simulated instant it was
+// pulled, while the simulation stands still.
+type settled struct {
+	ActionLevers
+	lab *lab.Lab
+}
 
 func (s settled) Apply(ctx context.Context, r LeverRequest) (*LeverResult, error) {
-	defer time.Sleep(settle)
-	return s.ActionLevers.Apply(ctx, r)
+	res, err := s.ActionLevers.Apply(ctx, r)
+	if err == nil && res.After != nil {
+		err = s.lab.Settle(ctx, controlplane.Kind(r.Kind), r.Target, res.After.Version, true)
+	}
+	return res, err
 }
 
 func (s settled) Release(ctx context.Context, r LeverRequest) (*LeverResult, error) {
-	defer time.Sleep(settle)
-	return s.ActionLevers.Release(ctx, r)
+	res, err := s.ActionLevers.Release(ctx, r)
+	if err == nil && res.Released {
+		version, present := int64(0), res.After != nil
+		if present {
+			version = res.After.Version
+		}
+		err = s.lab.Settle(ctx, controlplane.Kind(r.Kind), r.Target, version, present)
+	}
+	return res, err
 }
