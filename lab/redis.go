@@ -3,28 +3,22 @@ package lab
 import (
 	"fmt"
 	"net"
-	"sync"
-	"time"
 
 	"github.com/alicebob/miniredis/v2"
 )
 
-// expiryTick is how often the embedded server learns that time has passed.
-const expiryTick = 50 * time.Millisecond
-
-// EmbeddedRedis is a Redis-protocol server (miniredis: scripts, streams,
-// pub/sub, expiry) on a loopback port, so a lab needs no set-up. miniredis
-// only expires keys when told that time has passed; EmbeddedRedis sets its
-// clock and fast-forwards it every 50ms, so levers and acknowledgements
-// expire on the wall clock as on redis-server, never early and at most one
-// tick late (TIME and stream ids lag by as much).
+// EmbeddedRedis is a Redis-protocol server (miniredis: Lua scripts, streams,
+// pub/sub, transactions, expiry) on a loopback port, so a lab needs no
+// set-up. By default miniredis expires nothing until told that time has
+// passed; EmbeddedRedis runs its TTLs on the wall clock, expired lazily on
+// the next command as redis-server does, so levers, rate-limit windows and
+// acknowledgements expire as they do in production. It has no ACL: the
+// journal says nobody was authenticated.
 type EmbeddedRedis struct {
 	Addr string // host:port
 	URL  string // redis://Addr
 
-	m    *miniredis.Miniredis
-	stop chan struct{}
-	done sync.WaitGroup
+	m *miniredis.Miniredis
 }
 
 // StartEmbeddedRedis serves on addr, a loopback address ("127.0.0.1:0"
@@ -38,39 +32,12 @@ func StartEmbeddedRedis(addr string) (*EmbeddedRedis, error) {
 		return nil, fmt.Errorf("embedded redis %q: only loopback addresses are served", addr)
 	}
 	m := miniredis.NewMiniRedis()
-	m.SetTime(time.Now())
+	m.ClockTTL(true)
 	if err := m.StartAddr(addr); err != nil {
 		return nil, fmt.Errorf("embedded redis: %w", err)
 	}
-	e := &EmbeddedRedis{Addr: m.Addr(), URL: "redis://" + m.Addr(), m: m, stop: make(chan struct{})}
-	e.done.Add(1)
-	go e.expire()
-	return e, nil
-}
-
-func (e *EmbeddedRedis) expire() {
-	defer e.done.Done()
-	t := time.NewTicker(expiryTick)
-	defer t.Stop()
-	last := time.Now()
-	for {
-		select {
-		case <-e.stop:
-			return
-		case <-t.C:
-			// A TTL given since the last tick was counted from that tick's
-			// time, so it is never cut short.
-			now := time.Now()
-			e.m.SetTime(now)
-			e.m.FastForward(now.Sub(last))
-			last = now
-		}
-	}
+	return &EmbeddedRedis{Addr: m.Addr(), URL: "redis://" + m.Addr(), m: m}, nil
 }
 
 // Close stops the server.
-func (e *EmbeddedRedis) Close() {
-	close(e.stop)
-	e.done.Wait()
-	e.m.Close()
-}
+func (e *EmbeddedRedis) Close() { e.m.Close() }

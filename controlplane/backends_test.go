@@ -1,0 +1,172 @@
+package controlplane_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/stormctl/stormctl/controlplane"
+	"github.com/stormctl/stormctl/internal/testenv"
+	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/lab"
+)
+
+// backends are the servers the control plane must behave the same on:
+// redis-server, as in production, and the lab's embedded Redis-protocol
+// server (miniredis with wall-clock expiry), as in `stormctl demo`.
+var backends = []struct {
+	name  string
+	start func(t *testing.T) string
+}{
+	{"redis-server", func(t *testing.T) string { return testenv.StartRedis(t, testenv.RedisOptions{}).Addr }},
+	{"embedded", func(t *testing.T) string {
+		e, err := lab.StartEmbeddedRedis("127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(e.Close)
+		return e.Addr
+	}},
+}
+
+// onBackends runs f once per backend with a fresh store.
+func onBackends(t *testing.T, f func(t *testing.T, s *controlplane.Store)) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			s, err := controlplane.NewStore(context.Background(), redis.NewClient(&redis.Options{Addr: b.start(t)}), "same")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			f(t, s)
+		})
+	}
+}
+
+func applyLever(t *testing.T, s *controlplane.Store, target string, ttl time.Duration, key string) controlplane.Result {
+	t.Helper()
+	ctx := context.Background()
+	cur, ver, head, err := s.Get(ctx, controlplane.Retries, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Apply(ctx, controlplane.ApplyRequest{Lever: controlplane.Lever{Kind: controlplane.Retries, Target: target,
+		Value: "off", Actor: "alice", Reason: "test", ExpiresAt: time.Now().Add(ttl)},
+		Expected: ver, Current: cur, Head: head, IdempotencyKey: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// Scripts (version checks, idempotency, conflicts), the journal stream and
+// its hash chain, and the change feed.
+func TestBackendsScriptsStreamFeed(t *testing.T) {
+	onBackends(t, func(t *testing.T, s *controlplane.Store) {
+		ctx := context.Background()
+		feed, stop := s.Subscribe(ctx)
+		defer stop()
+		first := applyLever(t, s, "checkout", time.Hour, "k1")
+		if again := applyLever(t, s, "checkout", time.Hour, "k1"); !again.Replayed || again.Version != first.Version {
+			t.Errorf("idempotent apply: %+v, want the first result replayed", again)
+		}
+		_, err := s.Apply(ctx, controlplane.ApplyRequest{Lever: controlplane.Lever{Kind: controlplane.Retries, Target: "checkout",
+			Value: "cap:2", Actor: "bob", Reason: "test", ExpiresAt: time.Now().Add(time.Hour)}})
+		var conflict *controlplane.ConflictError
+		if !errors.As(err, &conflict) || conflict.Actual != 1 || conflict.Holder == nil || conflict.Holder.Actor != "alice" {
+			t.Fatalf("stale apply: %v, want a conflict with alice's lever at version 1", err)
+		}
+		ext, err := s.Extend(ctx, controlplane.ExtendRequest{Current: first.Lever, ExpiresAt: time.Now().Add(2 * time.Hour)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Release(ctx, controlplane.ReleaseRequest{Current: ext.Lever}); err != nil {
+			t.Fatal(err)
+		}
+		l, ver, _, err := s.Get(ctx, controlplane.Retries, "checkout")
+		if err != nil || l != nil || ver != 3 {
+			t.Fatalf("after release: %v version %d %v, want absent at version 3", l, ver, err)
+		}
+		for i, want := range []struct {
+			op      controlplane.Op
+			version int64
+		}{{controlplane.OpSet, 1}, {controlplane.OpSet, 2}, {controlplane.OpDel, 3}} {
+			select {
+			case c := <-feed:
+				if c.Op != want.op || c.Version != want.version || c.Target != "checkout" {
+					t.Errorf("change %d: %+v, want %s at version %d", i, c, want.op, want.version)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("change %d not published", i)
+			}
+		}
+		checkJournal(t, s, journal.ActionApplied, journal.ActionRefused, journal.ActionExtended, journal.ActionReleased)
+	})
+}
+
+// A lever is absent at its expiry for every reader and its key is gone
+// from Redis; the expiry is journaled once. A rate-limit window ends by
+// expiry too.
+func TestBackendsExpiry(t *testing.T) {
+	onBackends(t, func(t *testing.T, s *controlplane.Store) {
+		ctx := context.Background()
+		res := applyLever(t, s, "search", 300*time.Millisecond, "")
+		time.Sleep(time.Until(res.Lever.ExpiresAt))
+		if l, _, _, err := s.Get(ctx, controlplane.Retries, "search"); err != nil || l != nil {
+			t.Fatalf("at expiry: %v %v, want absent", l, err)
+		}
+		key := s.Keys().Lever(controlplane.Retries, "search")
+		deadline := res.Lever.ExpiresAt.Add(200 * time.Millisecond)
+		for s.Client().Exists(ctx, key).Val() != 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("the lever's key outlived its expiry by 200ms")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		for range 2 {
+			if _, err := s.Levers(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		checkJournal(t, s, journal.ActionApplied, journal.ActionExpired)
+
+		limit := controlplane.RateLimit{Window: 300 * time.Millisecond, PerActor: 1}
+		for i, want := range []string{"", "actor"} {
+			if st, err := s.Rate(ctx, "alice", limit, true); err != nil || st.Limited != want {
+				t.Fatalf("take %d: %+v %v, want limited %q", i, st, err, want)
+			}
+		}
+		time.Sleep(limit.Window + 100*time.Millisecond)
+		if st, err := s.Rate(ctx, "alice", limit, true); err != nil || st.Limited != "" {
+			t.Fatalf("after the window: %+v %v, want a fresh budget", st, err)
+		}
+	})
+}
+
+// checkJournal verifies the journal's hash chain from the stream and its
+// events in order.
+func checkJournal(t *testing.T, s *controlplane.Store, want ...journal.Event) {
+	t.Helper()
+	ctx := context.Background()
+	head, err := s.Client().Get(ctx, s.Keys().JournalHead()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream := journal.NewStream(s.Client(), s.Keys().Journal())
+	if n, err := journal.Verify(stream.Range(ctx, "-", "+"), head); err != nil || n != len(want) {
+		t.Fatalf("journal verify: %d entries, %v; want %d", n, err, len(want))
+	}
+	i := 0
+	for e, err := range journal.Entries(stream.Range(ctx, "-", "+")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Event != want[i] {
+			t.Errorf("entry %d: %s, want %s", i, e.Event, want[i])
+		}
+		i++
+	}
+}
