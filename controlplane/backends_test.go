@@ -9,34 +9,15 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/stormctl/stormctl/controlplane"
-	"github.com/stormctl/stormctl/internal/testenv"
 	"github.com/stormctl/stormctl/journal"
-	"github.com/stormctl/stormctl/lab"
+	"github.com/stormctl/stormctl/lab/labtest"
 )
-
-// backends are the servers the control plane must behave the same on:
-// redis-server, as in production, and the lab's embedded Redis-protocol
-// server (miniredis with wall-clock expiry), as in `stormctl demo`.
-var backends = []struct {
-	name  string
-	start func(t *testing.T) string
-}{
-	{"redis-server", func(t *testing.T) string { return testenv.StartRedis(t, testenv.RedisOptions{}).Addr }},
-	{"embedded", func(t *testing.T) string {
-		e, err := lab.StartEmbeddedRedis("127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(e.Close)
-		return e.Addr
-	}},
-}
 
 // onBackends runs f once per backend with a fresh store.
 func onBackends(t *testing.T, f func(t *testing.T, s *controlplane.Store)) {
-	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			s, err := controlplane.NewStore(context.Background(), redis.NewClient(&redis.Options{Addr: b.start(t)}), "same")
+	for _, b := range labtest.RedisBackends() {
+		t.Run(b.Name, func(t *testing.T) {
+			s, err := controlplane.NewStore(context.Background(), redis.NewClient(&redis.Options{Addr: b.Start(t)}), "same")
 			if err != nil {
 				t.Fatal(err)
 			}
