@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/stormctl/stormctl/lab/promapi"
 	"github.com/stormctl/stormctl/lab/sim"
@@ -81,22 +82,55 @@ func TestServedStorm(t *testing.T) {
 }
 
 // BenchmarkInventoryFailover simulates 15 minutes of inventory-failover at
-// 400 rps, sampling every second into the TSDB.
+// 400 rps, sampling every second into the TSDB: with no levers (the
+// baseline), and with the fleet reading its levers through the flags
+// provider from the embedded server, as `stormctl lab run` does. sim-s/wall-s
+// is the speed as a multiple of real time; levers-cost is the lever reads'
+// share of the run, against the baseline measured in the same run.
 func BenchmarkInventoryFailover(b *testing.B) {
-	var simulated, wall time.Duration
-	var peak uint64
-	for i := 0; i < b.N; i++ {
-		l := newLab(b, "inventory-failover", 15*time.Minute)
-		start := time.Now()
-		if err := l.Run(context.Background()); err != nil {
-			b.Fatal(err)
-		}
-		wall += time.Since(start)
-		simulated += l.Sim.Now()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		peak = max(peak, ms.HeapSys)
+	sc, err := sim.Find("inventory-failover")
+	if err != nil {
+		b.Fatal(err)
 	}
-	b.ReportMetric(simulated.Seconds()/wall.Seconds(), "sim-s/wall-s")
-	b.ReportMetric(float64(peak)/(1<<20), "heap-MiB")
+	var base float64
+	for _, levers := range []string{"none", "embedded-redis"} {
+		b.Run("levers="+levers, func(b *testing.B) {
+			var simulated, wall time.Duration
+			var peak uint64
+			for i := 0; i < b.N; i++ {
+				opts := Options{Scenario: sc, Seed: 1, Until: 15 * time.Minute}
+				if levers != "none" {
+					e, err := StartEmbeddedRedis("127.0.0.1:0")
+					if err != nil {
+						b.Fatal(err)
+					}
+					rc := redis.NewClient(&redis.Options{Addr: e.Addr})
+					b.Cleanup(func() { rc.Close(); e.Close() })
+					opts.Redis = rc
+				}
+				l, err := New(opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				start := time.Now()
+				if err := l.Run(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				wall += time.Since(start)
+				simulated += l.Sim.Now()
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				peak = max(peak, ms.HeapSys)
+				l.Close()
+			}
+			speed := simulated.Seconds() / wall.Seconds()
+			b.ReportMetric(speed, "sim-s/wall-s")
+			b.ReportMetric(float64(peak)/(1<<20), "heap-MiB")
+			if levers == "none" {
+				base = speed
+			} else if base > 0 {
+				b.ReportMetric(base/speed-1, "levers-cost")
+			}
+		})
+	}
 }
