@@ -91,7 +91,7 @@ type LeverEvent struct {
 // value, ttl, reason, force}.
 func ParseEvents(file string, data []byte) ([]LeverEvent, error) {
 	var evs []LeverEvent
-	if err := yamlfile.Decode(file, data, &evs); err != nil {
+	if err := decode(file, data, &evs); err != nil {
 		return nil, err
 	}
 	doc, err := yamlfile.Parse(file, data)

@@ -259,10 +259,22 @@ func (e *UnknownScenarioError) Error() string {
 	return fmt.Sprintf("unknown scenario %q (built-in: %s; or give a .yaml file)", e.Name, strings.Join(e.Known, ", "))
 }
 
+// decode is yamlfile.Decode that turns a panic of the YAML library into an
+// error: goccy/go-yaml v1.19.2 dereferences nil decoding a tagged flow
+// mapping where a sequence belongs ("services: ! {0}").
+func decode(file string, data []byte, v any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &yamlfile.Error{File: file, Msg: fmt.Sprintf("cannot decode: %v", r)}
+		}
+	}()
+	return yamlfile.Decode(file, data, v)
+}
+
 // Parse decodes and validates a scenario; errors carry file:line:col.
 func Parse(file string, data []byte) (*Scenario, error) {
 	var sc Scenario
-	if err := yamlfile.Decode(file, data, &sc); err != nil {
+	if err := decode(file, data, &sc); err != nil {
 		return nil, err
 	}
 	doc, err := yamlfile.Parse(file, data)

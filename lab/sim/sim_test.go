@@ -148,7 +148,8 @@ func TestParseErrorsArePositioned(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, seed := range []string{"name: x\n", "edge: {rps: -1}\n", "services: [{name: a, endpoints: [{calls: [{layers: []}]}]}]\n"} {
+	for _, seed := range []string{"name: x\n", "edge: {rps: -1}\n", "services: [{name: a, endpoints: [{calls: [{layers: []}]}]}]\n",
+		"name: x\nservices: ! {0}\n"} {
 		f.Add([]byte(seed))
 	}
 	data, _ := builtin.ReadFile("scenarios/gateway-blip.yaml")
@@ -163,5 +164,30 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		_ = s.Run(context.Background())
+	})
+}
+
+func FuzzParseEvents(f *testing.F) {
+	for _, seed := range []string{
+		"- {at: 4m, kind: retries, target: checkout->inventory, value: \"off\", ttl: 5m, reason: r, force: true}\n",
+		"- {at: 1s, kind: shed, target: a, value: \"101\"}\n",
+		"- {at: -1s, kind: breaker, target: x, value: open}\n- {kind: nope}\n",
+		"{}", "- [1, 2]\n", "! {0}",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		evs, err := ParseEvents("events.yaml", b)
+		if err != nil {
+			return
+		}
+		for i, e := range evs {
+			if e.At < 0 || e.TTL < 0 || e.Target == "" || checkLever(e.Kind, e.Value) != nil {
+				t.Fatalf("accepted a bad event %+v", e)
+			}
+			if i > 0 && evs[i-1].At > e.At {
+				t.Fatal("events out of order")
+			}
+		}
 	})
 }
