@@ -54,7 +54,7 @@ func TestPacedRunNeverAheadOfTheWallClock(t *testing.T) {
 			running = false
 		case <-time.After(20 * time.Millisecond):
 		}
-		if ahead := l.Now().Sub(time.Now()); ahead > 0 {
+		if ahead := time.Until(l.Now()); ahead > 0 {
 			t.Fatalf("the lab's present is %s ahead of the wall clock", ahead)
 		}
 		if max := l.DB.TSDB.Head().MaxTime(); max > time.Now().UnixMilli() {
