@@ -1,6 +1,3 @@
-// Package lab runs a storm scenario (lab/sim) into an embedded Prometheus
-// TSDB (lab/promapi), serves the Prometheus HTTP API and /metrics over it,
-// and summarises the run with the saved queries of queries/.
 package lab
 
 import (
