@@ -13,10 +13,14 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/stormctl/stormctl/queries"
-	"github.com/stormctl/stormctl/tui/components/signals"
 )
 
-func init() { lipgloss.SetColorProfile(termenv.Ascii) }
+// The tests pin the colour profile and the time zone, so screens are the
+// same on every machine.
+func init() {
+	lipgloss.SetColorProfile(termenv.Ascii)
+	time.Local = time.UTC
+}
 
 // harness drives a Model the way tea.Program does, synchronously: it runs
 // each command, feeds its message back, parks commands that wait on a
@@ -251,7 +255,5 @@ func checkSize(t testing.TB, v string, w, h int) {
 		}
 	}
 }
-
-var _ = signals.Span
 
 func windowSize(w, h int) tea.WindowSizeMsg { return tea.WindowSizeMsg{Width: w, Height: h} }

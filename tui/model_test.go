@@ -36,7 +36,7 @@ func (w *world) deps() Deps {
 	return Deps{Querier: w.q, Store: w.st, Journal: w.j, Actions: w.act}
 }
 
-func (w *world) open(t *testing.T, opts Options, width, height int) *harness {
+func (w *world) open(t testing.TB, opts Options, width, height int) *harness {
 	if opts.Actor == "" {
 		opts.Actor = "alice"
 	}
