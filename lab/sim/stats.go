@@ -117,7 +117,10 @@ type Summary struct {
 	// FaultEnd is when the last fault ends (seconds).
 	FaultEnd float64 `json:"fault_end_s"`
 
-	PeakAmplification          float64            `json:"peak_amplification"`
+	PeakAmplification float64 `json:"peak_amplification"`
+	// MaxAttemptsPerRequest is the most attempts that reached dependencies
+	// for one edge request (customer intent), through every retry layer and
+	// service, including those made after the edge had answered.
 	MaxAttemptsPerRequest      int                `json:"max_attempts_per_request"`
 	PeakDependencyAttemptsPerS map[string]float64 `json:"peak_dependency_attempts_per_s"`
 	PeakPoolSaturation         float64            `json:"peak_pool_saturation"`
