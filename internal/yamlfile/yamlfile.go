@@ -58,12 +58,18 @@ func (es Errors) Err() error {
 
 // Decode parses data strictly into v: unknown fields and duplicate keys are
 // errors. The error, if any, is an *Error naming file:line:col.
-func Decode(file string, data []byte, v any) error {
-	err := yaml.UnmarshalWithOptions(data, v, yaml.DisallowUnknownField())
-	if err == nil {
-		return nil
+func Decode(file string, data []byte, v any) (err error) {
+	// The YAML library panics on some malformed input (e.g. `a: ! {0}`);
+	// user input must get an error, never a crash.
+	defer func() {
+		if r := recover(); r != nil {
+			err = &Error{File: file, Msg: fmt.Sprintf("malformed YAML: %v", r)}
+		}
+	}()
+	if err := yaml.UnmarshalWithOptions(data, v, yaml.DisallowUnknownField()); err != nil {
+		return wrap(file, err)
 	}
-	return wrap(file, err)
+	return nil
 }
 
 func wrap(file string, err error) *Error {
@@ -86,7 +92,12 @@ type Doc struct {
 }
 
 // Parse parses data for position look-ups. A syntax error is returned as an *Error.
-func Parse(file string, data []byte) (*Doc, error) {
+func Parse(file string, data []byte) (d *Doc, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			d, err = nil, &Error{File: file, Msg: fmt.Sprintf("malformed YAML: %v", r)}
+		}
+	}()
 	f, err := parser.ParseBytes(data, 0)
 	if err != nil {
 		return nil, wrap(file, err)

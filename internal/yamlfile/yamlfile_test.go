@@ -49,3 +49,25 @@ func TestDocErrorf(t *testing.T) {
 		t.Fatalf("got %q\nwant %q", got, want)
 	}
 }
+
+// FuzzDecode: arbitrary input never panics, and every error names the file.
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{"name: a\n", "steps: [x, y\n", "services: ! {0}\n", "a: &x [*x]\n", "- - - -\n", "name: !!binary x\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		var d doc
+		if err := Decode("f.yaml", []byte(src), &d); err != nil {
+			var e *Error
+			if !errors.As(err, &e) || e.File != "f.yaml" {
+				t.Fatalf("error without a file position: %v", err)
+			}
+		}
+		if _, err := Parse("f.yaml", []byte(src)); err != nil {
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("parse error of type %T", err)
+			}
+		}
+	})
+}
