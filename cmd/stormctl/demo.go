@@ -6,15 +6,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
-	"github.com/open-feature/go-sdk/openfeature/isolated"
 	"github.com/spf13/cobra"
 
-	"github.com/stormctl/stormctl/flags"
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/journal"
 	"github.com/stormctl/stormctl/lab"
@@ -78,27 +77,26 @@ func runDemo(ctx context.Context, f *Factory, o *demoOptions) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	// The lab reads its levers through an OpenFeature client whose provider
-	// is set once the control plane is open.
-	api := isolated.NewAPI()
-	l, err := lab.New(lab.Options{Scenario: sc, Seed: o.seed, Speed: 1, Until: demoLabLength, Levers: &sim.FlagLevers{Client: api.NewClient()}})
-	if err != nil {
-		return err
-	}
-	defer l.Close()
-	srv, err := promapi.Serve("127.0.0.1:0", l.Handler())
+	// The Prometheus API is served first, so that the config (read once)
+	// points at it; the lab behind it needs the control plane, which needs
+	// the config.
+	var labAPI atomic.Value
+	labAPI.Store(http.Handler(http.NotFoundHandler()))
+	srv, err := promapi.Serve("127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		labAPI.Load().(http.Handler).ServeHTTP(w, r)
+	}))
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
 	f.flags.PrometheusURL = srv.URL
 	if f.flags.RedisURL == "" {
-		mr, err := miniredis.Run()
+		er, err := lab.StartEmbeddedRedis("127.0.0.1:0")
 		if err != nil {
-			return fmt.Errorf("demo: embedded control plane: %w", err)
+			return fmt.Errorf("demo: %w", err)
 		}
-		defer mr.Close()
-		f.flags.RedisURL = "redis://" + mr.Addr()
+		defer er.Close()
+		f.flags.RedisURL = er.URL
 	}
 	store, err := f.Store(ctx)
 	if err != nil {
@@ -111,13 +109,18 @@ func runDemo(ctx context.Context, f *Factory, o *demoOptions) error {
 	if cfg.Actor == "" {
 		cfg.Actor = "demo"
 	}
-	// The provider's log lines would tear the dashboard; its state shows
-	// in the panels.
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if err := api.SetProviderAndWait(ctx, flags.NewProvider(store.Client(), flags.Namespace(cfg.Redis.Namespace), flags.Logger(quiet))); err != nil {
-		return fmt.Errorf("demo: flags provider: %w", err)
+	// Log lines (the lab's flags provider logs through slog) would tear
+	// the full-screen dashboard; what they say shows in its panels.
+	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	// The simulated services read their levers from the control plane
+	// through a flags provider, as real services do.
+	l, err := lab.New(lab.Options{Scenario: sc, Seed: o.seed, Speed: 1, Until: demoLabLength,
+		Redis: store.Client(), Namespace: cfg.Redis.Namespace})
+	if err != nil {
+		return err
 	}
-	defer func() { _ = api.Shutdown(context.Background()) }()
+	defer l.Close()
+	labAPI.Store(l.Handler())
 	done := make(chan error, 1)
 	go func() { done <- l.Run(ctx) }()
 

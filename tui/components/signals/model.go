@@ -18,7 +18,7 @@ const (
 	cardMinWidth = 34
 	cardHeight   = 5
 	gridMinWidth = 100
-	gridMinRows  = 12
+	gridMinRows  = 24
 )
 
 // Model is the signals section.
@@ -87,11 +87,18 @@ func (m *Model) Selected() (Panel, bool) {
 	return m.panels[m.visible[m.sel]], true
 }
 
+// grid says whether panels are cards, and how many a row: only when the
+// section is wide, and tall enough to show every card or a good many.
 func (m *Model) grid() (cols int, ok bool) {
-	if m.Width < gridMinWidth || m.Height < gridMinRows {
+	if m.Width < gridMinWidth {
 		return 1, false
 	}
-	return max(1, (m.Width-2)/cardMinWidth), true
+	cols = max(1, (m.Width-2)/cardMinWidth)
+	rows := (len(m.visible) + cols - 1) / cols
+	if m.Height-2 < rows*cardHeight && m.Height < gridMinRows {
+		return 1, false
+	}
+	return cols, true
 }
 
 // Update moves the selection.
