@@ -3,6 +3,7 @@
 package output
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -36,18 +37,22 @@ func ParseFormat(s string) (Format, error) {
 // Structured writes v as JSON (indented, trailing newline) or YAML. The YAML
 // is converted from the JSON, so both formats have one shape: the json tags.
 func Structured(w io.Writer, f Format, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	// Targets such as checkout->payments must read as written, not \u003e.
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
 		return err
 	}
+	data := buf.Bytes()
 	if f == YAML {
+		var err error
 		if data, err = yaml.JSONToYAML(data); err != nil {
 			return err
 		}
-		_, err = w.Write(data)
-		return err
 	}
-	_, err = fmt.Fprintf(w, "%s\n", data)
+	_, err := w.Write(data)
 	return err
 }
 

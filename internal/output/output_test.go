@@ -44,6 +44,10 @@ func TestStructuredSameShape(t *testing.T) {
 	if y.String() != "id: amplification\nvalue: 3.5\n" {
 		t.Errorf("yaml: %q", y.String())
 	}
+	var arrow bytes.Buffer
+	if err := Structured(&arrow, JSON, map[string]string{"target": "checkout->payments"}); err != nil || !bytes.Contains(arrow.Bytes(), []byte("checkout->payments")) {
+		t.Errorf("target escaped: %s %v", arrow.String(), err)
+	}
 	if _, err := ParseFormat("xml"); err == nil {
 		t.Error("xml accepted")
 	}
