@@ -31,21 +31,28 @@ type Role string
 // the config decides which users may approve. A separate role keeps the
 // approvers' credentials distinct so that policy and the journal can tell
 // them apart.
+//
+// Service is for the services that obey the levers (flags providers and
+// the resilience middleware): it reads everything in the namespace but
+// writes only its acknowledgements (the instances set and ack hashes) and
+// the fleet-wide retry budgets and probe counters, using Redis 7 per-key
+// write selectors. It can never write a lever or the journal.
 const (
 	Viewer    Role = "viewer"
+	Service   Role = "service"
 	Responder Role = "responder"
 	Commander Role = "commander"
 )
 
 // Roles lists the roles in increasing order of rights.
-var Roles = []Role{Viewer, Responder, Commander}
+var Roles = []Role{Viewer, Service, Responder, Commander}
 
 // ParseRole validates a role name.
 func ParseRole(s string) (Role, error) {
 	if r := Role(s); slices.Contains(Roles, r) {
 		return r, nil
 	}
-	return "", fmt.Errorf("unknown role %q (want viewer, responder or commander)", s)
+	return "", fmt.Errorf("unknown role %q (want viewer, service, responder or commander)", s)
 }
 
 // connectionRules let a go-redis client connect and say who it is, and
@@ -57,11 +64,21 @@ var connectionRules = []string{"+hello", "+auth", "+ping", "+client|setname", "+
 // before any password rule: keys and channels limited to the namespace of
 // k, then command categories.
 func ACLRules(role Role, k Keys) []string {
-	rules := []string{"reset", "on", "~" + k.Prefix() + "*", "&" + k.Prefix() + "*", "-@all", "+@read", "-@dangerous"}
+	p := k.Prefix()
+	keys := []string{"~" + p + "*"}
+	if role == Service {
+		keys = []string{"%R~" + p + "*", "%W~" + k.Instances(), "%W~" + p + "ack:*", "%W~" + p + "budget:*", "%W~" + p + "probes:*"}
+	}
+	rules := append([]string{"reset", "on"}, keys...)
+	rules = append(rules, "&"+p+"*", "-@all", "+@read", "-@dangerous")
 	rules = append(rules, connectionRules...)
 	rules = append(rules, "+subscribe", "+unsubscribe")
-	if role == Viewer {
+	switch role {
+	case Viewer:
 		return rules
+	case Service:
+		return append(rules, "+multi", "+exec", "+zadd", "+zrem", "+zremrangebyscore", "+del", "+hset", "+pexpire",
+			"+incr", "+evalsha", "+eval", "+script|load", "+script|exists")
 	}
 	return append(rules, "+evalsha", "+eval", "+script|load", "+script|exists",
 		"+set", "+del", "+hset", "+hdel", "+zadd", "+zrem", "+xadd", "+sadd", "+publish", "+incr", "+pexpire")

@@ -76,7 +76,7 @@ func TestACLPrintUsersWork(t *testing.T) {
 
 func TestACLPrintFlags(t *testing.T) {
 	out, stderr, code := runCLI(t, nil, "acl", "print")
-	if code != 0 || strings.Count(out, "ACL SETUSER") != 3 || !strings.Contains(out, "~stormctl:{default}:*") ||
+	if code != 0 || strings.Count(out, "ACL SETUSER") != len(controlplane.Roles) || !strings.Contains(out, "~stormctl:{default}:*") ||
 		!strings.Contains(stderr, "cannot log in") {
 		t.Fatalf("all roles: %d %q %q", code, out, stderr)
 	}
