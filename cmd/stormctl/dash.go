@@ -19,7 +19,7 @@ import (
 
 type dashOptions struct {
 	service, playbook, incident string
-	params                      []string
+	params, playbookDirs        []string
 	readOnly                    bool
 	refresh                     time.Duration
 }
@@ -49,6 +49,7 @@ not polled. --read-only hides every action.`,
 	fl.StringVar(&o.service, "service", "", "show only this service's panels")
 	fl.StringVar(&o.playbook, "playbook", "", "load this playbook (stormctl playbook list)")
 	fl.StringArrayVarP(&o.params, "param", "p", nil, "a playbook parameter as NAME=VALUE (repeatable)")
+	addPlaybooksFlag(fl, &o.playbookDirs)
 	fl.StringVar(&o.incident, "incident", "", "incident id (default: the open incident)")
 	fl.BoolVar(&o.readOnly, "read-only", false, "look, never act: hide every action")
 	fl.DurationVar(&o.refresh, "refresh", 10*time.Second, "mean interval between panel refreshes (jittered)")
@@ -148,7 +149,7 @@ func runDash(ctx context.Context, f *Factory, o *dashOptions, extra *dashExtra) 
 // dashPlaybook prepares the playbook run the dashboard steps through,
 // resumed from the incident's journal.
 func dashPlaybook(ctx context.Context, f *Factory, o *dashOptions, svc *actions.Service, incident, actor string, send func(tea.Msg)) (*playbooks.Run, error) {
-	pb, err := f.Playbook(nil, o.playbook)
+	pb, err := f.Playbook(o.playbookDirs, o.playbook)
 	if err != nil {
 		return nil, err
 	}
