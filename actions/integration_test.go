@@ -103,13 +103,11 @@ func TestIntegration(t *testing.T) {
 func entries(t *testing.T, store *controlplane.Store) []journal.Entry {
 	t.Helper()
 	ctx := context.Background()
-	stream := journal.NewStream(store.Client(), store.Keys().Journal())
-	head, _ := store.Client().Get(ctx, store.Keys().JournalHead()).Result()
-	if _, err := journal.Verify(stream.Range(ctx, "-", "+"), head); err != nil {
+	if _, err := store.VerifyJournal(ctx); err != nil {
 		t.Fatalf("journal verify: %v", err)
 	}
 	var out []journal.Entry
-	for e, err := range journal.Entries(stream.Range(ctx, "-", "+")) {
+	for e, err := range journal.Entries(store.Journal().Range(ctx, "-", "+")) {
 		if err != nil {
 			t.Fatal(err)
 		}

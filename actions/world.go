@@ -80,7 +80,7 @@ var _ ControlPlane = storeAdapter{}
 type storeAdapter struct{ *controlplane.Store }
 
 func (s storeAdapter) Journal(ctx context.Context) iter.Seq2[journal.Entry, error] {
-	return journal.Entries(journal.NewStream(s.Client(), s.Keys().Journal()).Range(ctx, "-", "+"))
+	return journal.Entries(s.Store.Journal().Range(ctx, "-", "+"))
 }
 
 // FromStore adapts a store to ControlPlane.

@@ -132,16 +132,11 @@ func TestBackendsExpiry(t *testing.T) {
 func checkJournal(t *testing.T, s *controlplane.Store, want ...journal.Event) {
 	t.Helper()
 	ctx := context.Background()
-	head, err := s.Client().Get(ctx, s.Keys().JournalHead()).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stream := journal.NewStream(s.Client(), s.Keys().Journal())
-	if n, err := journal.Verify(stream.Range(ctx, "-", "+"), head); err != nil || n != len(want) {
+	if n, err := s.VerifyJournal(ctx); err != nil || n != len(want) {
 		t.Fatalf("journal verify: %d entries, %v; want %d", n, err, len(want))
 	}
 	i := 0
-	for e, err := range journal.Entries(stream.Range(ctx, "-", "+")) {
+	for e, err := range journal.Entries(s.Journal().Range(ctx, "-", "+")) {
 		if err != nil {
 			t.Fatal(err)
 		}

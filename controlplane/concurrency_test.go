@@ -15,9 +15,7 @@ import (
 
 func verifyJournal(t *testing.T, s *Store) int {
 	t.Helper()
-	ctx := context.Background()
-	head, _ := s.Client().Get(ctx, s.Keys().JournalHead()).Result()
-	n, err := journal.Verify(journal.NewStream(s.Client(), s.Keys().Journal()).Range(ctx, "-", "+"), head)
+	n, err := s.VerifyJournal(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -117,13 +117,11 @@ func (rg *rig) stack(t *testing.T, ns string) *stack {
 func (w *stack) entries(t *testing.T) []journal.Entry {
 	t.Helper()
 	ctx := context.Background()
-	stream := journal.NewStream(w.store.Client(), w.store.Keys().Journal())
-	head, _ := w.store.Client().Get(ctx, w.store.Keys().JournalHead()).Result()
-	if _, err := journal.Verify(stream.Range(ctx, "-", "+"), head); err != nil {
+	if _, err := w.store.VerifyJournal(ctx); err != nil {
 		t.Fatalf("journal verify: %v", err)
 	}
 	var out []journal.Entry
-	for e, err := range journal.Entries(stream.Range(ctx, "-", "+")) {
+	for e, err := range journal.Entries(w.store.Journal().Range(ctx, "-", "+")) {
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/stormctl/stormctl/actions"
 	"github.com/stormctl/stormctl/internal/exit"
-	"github.com/stormctl/stormctl/journal"
 	"github.com/stormctl/stormctl/playbooks"
 	"github.com/stormctl/stormctl/tui"
 	"github.com/stormctl/stormctl/tui/components/signals"
@@ -91,7 +90,7 @@ func runDash(ctx context.Context, f *Factory, o *dashOptions, extra *dashExtra) 
 	var svc *actions.Service
 	if store, err := f.Store(ctx); err == nil {
 		deps.Store = store
-		deps.Journal = journal.NewStream(store.Client(), store.Keys().Journal())
+		deps.Journal = store.Journal()
 		if !o.readOnly {
 			if svc, err = f.Actions(ctx, nil); err != nil {
 				return err

@@ -147,7 +147,7 @@ func runDemo(ctx context.Context, f *Factory, o *demoOptions) error {
 	// The embedded control plane ends with the demo: hand over the
 	// incident's timeline before it does.
 	fmt.Fprintf(f.IO.ErrOut, "demo: stopped; the incident's timeline (stormctl journal export --incident %s):\n", inc.ID)
-	stream := journal.NewStream(store.Client(), store.Keys().Journal())
+	stream := store.Journal()
 	if _, err := journal.Export(f.IO.Out, journal.Markdown, stream.Range(context.Background(), "-", "+"), journal.Filter{Incident: inc.ID}); err != nil && dashErr == nil {
 		dashErr = err
 	}

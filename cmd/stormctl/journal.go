@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -11,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/stormctl/stormctl/controlplane"
@@ -42,7 +40,7 @@ func openJournal(ctx context.Context, f *Factory) (*controlplane.Store, *journal
 	}
 	// A viewer may not reap; the next responder's command will.
 	_, _ = s.Reap(ctx, time.Now())
-	return s, journal.NewStream(s.Client(), s.Keys().Journal()), nil
+	return s, s.Journal(), nil
 }
 
 type journalTailOptions struct {
@@ -157,8 +155,8 @@ func (o *journalSourceOptions) records(ctx context.Context, f *Factory) (iter.Se
 	}
 	head := o.head
 	if head == "" {
-		if head, err = s.Client().Get(ctx, s.Keys().JournalHead()).Result(); err != nil && !errors.Is(err, redis.Nil) {
-			return nil, "", nil, fmt.Errorf("read journal head: %w", err)
+		if head, err = s.JournalHead(ctx); err != nil {
+			return nil, "", nil, err
 		}
 	}
 	return stream.Range(ctx, "-", "+"), head, func() {}, nil
