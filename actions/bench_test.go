@@ -9,6 +9,7 @@ import (
 	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/internal/config"
 	"github.com/stormctl/stormctl/internal/testenv"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // BenchmarkApply compares a guarded apply (every guard; evidence from a
@@ -22,7 +23,7 @@ func BenchmarkApply(b *testing.B) {
 	n := 0
 	target := func() string { n++; return "svc" + strconv.Itoa(n) }
 	bare := func() {
-		l := controlplane.Lever{Kind: controlplane.Retries, Target: target(), Value: "off", Actor: "alice", Reason: "bench", ExpiresAt: time.Now().Add(time.Minute)}
+		l := lever.Lever{Kind: lever.Retries, Target: target(), Value: "off", Actor: "alice", Reason: "bench", ExpiresAt: time.Now().Add(time.Minute)}
 		cur, ver, head, err := store.Get(ctx, l.Kind, l.Target)
 		if err != nil {
 			b.Fatal(err)

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/internal/exit"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // Guard names, in the order the guards run.
@@ -32,8 +32,8 @@ var Guards = []string{GuardValidation, GuardPolicy, GuardReason, GuardTTL, Guard
 type RefusedError struct {
 	Guard  string
 	Reason string
-	Hint   string              // what would let the action through, if anything
-	Holder *controlplane.Lever // conflict: the lever already held
+	Hint   string       // what would let the action through, if anything
+	Holder *lever.Lever // conflict: the lever already held
 	// Entries are the ids of the action.refused journal entries.
 	Entries []string
 	// Local is true when the refusal was journaled in the local pending
@@ -92,7 +92,7 @@ func (e *NotFoundError) Error() string {
 }
 
 // held describes a lever's holder for messages.
-func held(l *controlplane.Lever) string {
+func held(l *lever.Lever) string {
 	return fmt.Sprintf("%s=%s by action %s of %s since %s (%q, %s left)", l.Target, l.Value, l.ActionID, l.Actor,
 		l.CreatedAt.UTC().Format(time.RFC3339), l.Reason, time.Until(l.ExpiresAt).Round(time.Second))
 }

@@ -11,13 +11,14 @@ import (
 	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/internal/config"
 	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // fakeCP is an in-memory control plane for the guard logic's unit tests;
 // the real store is exercised by the integration tests.
 type fakeCP struct {
 	mu       sync.Mutex
-	levers   map[string]*controlplane.Lever
+	levers   map[string]*lever.Lever
 	versions map[string]int64
 	records  map[string]map[string]string
 	idem     map[string]controlplane.Result
@@ -31,14 +32,14 @@ type fakeCP struct {
 }
 
 func newFakeCP() *fakeCP {
-	return &fakeCP{levers: map[string]*controlplane.Lever{}, versions: map[string]int64{},
+	return &fakeCP{levers: map[string]*lever.Lever{}, versions: map[string]int64{},
 		records: map[string]map[string]string{}, idem: map[string]controlplane.Result{}}
 }
 
-func (f *fakeCP) Get(_ context.Context, k controlplane.Kind, t string) (*controlplane.Lever, int64, string, error) {
+func (f *fakeCP) Get(_ context.Context, k lever.Kind, t string) (*lever.Lever, int64, string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	m := controlplane.Member(k, t)
+	m := lever.Member(k, t)
 	return f.levers[m], f.versions[m], "head", nil
 }
 
@@ -47,7 +48,7 @@ func (f *fakeCP) Snapshot(_ context.Context, r controlplane.SnapshotRequest) (*c
 	defer f.mu.Unlock()
 	snap := &controlplane.Snapshot{Levers: map[string]controlplane.LeverRead{}, Head: "head", Replays: map[string]*controlplane.Result{}}
 	for _, t := range r.Targets {
-		m := controlplane.Member(r.Kind, t)
+		m := lever.Member(r.Kind, t)
 		snap.Levers[t] = controlplane.LeverRead{Lever: f.levers[m], Version: f.versions[m]}
 	}
 	if r.Rate != nil {
@@ -71,14 +72,14 @@ func (f *fakeCP) Snapshot(_ context.Context, r controlplane.SnapshotRequest) (*c
 	return snap, nil
 }
 
-func (f *fakeCP) Levers(context.Context) ([]controlplane.Lever, error) {
+func (f *fakeCP) Levers(context.Context) ([]lever.Lever, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []controlplane.Lever
+	var out []lever.Lever
 	for _, l := range f.levers {
 		out = append(out, *l)
 	}
-	slices.SortFunc(out, func(a, b controlplane.Lever) int { return len(a.Target) - len(b.Target) })
+	slices.SortFunc(out, func(a, b lever.Lever) int { return len(a.Target) - len(b.Target) })
 	return out, nil
 }
 
@@ -89,7 +90,7 @@ func (f *fakeCP) Apply(_ context.Context, r controlplane.ApplyRequest) (controlp
 		res.Replayed = true
 		return res, nil
 	}
-	m := controlplane.Member(r.Lever.Kind, r.Lever.Target)
+	m := lever.Member(r.Lever.Kind, r.Lever.Target)
 	if f.versions[m] != r.Expected {
 		return controlplane.Result{}, &controlplane.ConflictError{Kind: r.Lever.Kind, Target: r.Lever.Target}
 	}
@@ -113,10 +114,10 @@ func (f *fakeCP) Apply(_ context.Context, r controlplane.ApplyRequest) (controlp
 	return res, nil
 }
 
-func (f *fakeCP) update(c *controlplane.Lever, next *controlplane.Lever, e journal.Entry, ev journal.Event) (controlplane.Result, error) {
+func (f *fakeCP) update(c *lever.Lever, next *lever.Lever, e journal.Entry, ev journal.Event) (controlplane.Result, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	m := controlplane.Member(c.Kind, c.Target)
+	m := lever.Member(c.Kind, c.Target)
 	f.versions[m]++
 	if next == nil {
 		delete(f.levers, m)

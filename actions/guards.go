@@ -8,6 +8,7 @@ import (
 
 	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // verdict is one guard's answer: refuse set means refused.
@@ -126,9 +127,9 @@ func (a *attempt) validate(ctx context.Context) (verdict, error) {
 
 func targetHint(ks KindSpec) string {
 	switch ks.Form {
-	case ServiceOnly:
+	case lever.ServiceOnly:
 		return "a " + string(ks.Kind) + " target is a service name"
-	case DependencyOrEdge:
+	case lever.DependencyOrEdge:
 		return "a " + string(ks.Kind) + " target is dependency or service->dependency"
 	}
 	return "a " + string(ks.Kind) + " target is service or service->dependency"

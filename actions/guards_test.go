@@ -11,10 +11,11 @@ import (
 	"github.com/stormctl/stormctl/internal/config"
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/lever"
 )
 
 func TestGuardsRefuse(t *testing.T) {
-	held := &controlplane.Lever{Kind: "retries", Target: "checkout->payments", Value: "cap:2", ActionID: "A0", Actor: "bob",
+	held := &lever.Lever{Kind: "retries", Target: "checkout->payments", Value: "cap:2", ActionID: "A0", Actor: "bob",
 		Reason: "earlier", CreatedAt: time.Now().Add(-time.Minute), ExpiresAt: time.Now().Add(time.Minute), Version: 3}
 	cases := []struct {
 		name   string

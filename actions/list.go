@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // Action states in a listing.
@@ -45,7 +45,7 @@ func (s *Service) List(ctx context.Context, all bool) ([]ActionInfo, error) {
 	}
 	byID := map[string]*ActionInfo{}
 	var out []*ActionInfo
-	add := func(l *controlplane.Lever, state string) {
+	add := func(l *lever.Lever, state string) {
 		if ai, ok := byID[l.ActionID]; ok {
 			if !slices.Contains(ai.Targets, l.Target) {
 				ai.Targets = append(ai.Targets, l.Target)

@@ -7,15 +7,16 @@ import (
 
 	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // held finds the active levers of action id, or explains why there are none.
-func (s *Service) heldBy(ctx context.Context, id string) ([]controlplane.Lever, error) {
+func (s *Service) heldBy(ctx context.Context, id string) ([]lever.Lever, error) {
 	levers, err := s.Store.Levers(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var mine []controlplane.Lever
+	var mine []lever.Lever
 	for _, l := range levers {
 		if l.ActionID == id {
 			mine = append(mine, l)

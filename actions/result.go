@@ -3,8 +3,8 @@ package actions
 import (
 	"time"
 
-	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // Guard statuses in a Result.
@@ -30,10 +30,10 @@ type TargetResult struct {
 	Target string `json:"target"`
 	// Before and After are the lever before and after; nil is absent
 	// (normal operation).
-	Before   *controlplane.Lever `json:"before"`
-	After    *controlplane.Lever `json:"after"`
-	Version  int64               `json:"version,omitempty"`
-	Evidence []journal.Evidence  `json:"evidence,omitempty"`
+	Before   *lever.Lever       `json:"before"`
+	After    *lever.Lever       `json:"after"`
+	Version  int64              `json:"version,omitempty"`
+	Evidence []journal.Evidence `json:"evidence,omitempty"`
 	// JournalEntry is the id of the entry that recorded this target.
 	JournalEntry string `json:"journal_entry,omitempty"`
 	Replayed     bool   `json:"replayed,omitempty"`
@@ -60,7 +60,7 @@ type Result struct {
 }
 
 // stateOf is the journal's view of a lever.
-func stateOf(l *controlplane.Lever) *journal.LeverState {
+func stateOf(l *lever.Lever) *journal.LeverState {
 	if l == nil {
 		return nil
 	}

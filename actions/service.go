@@ -9,6 +9,7 @@ import (
 
 	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // Spec is what an actor asks for, as typed on the command line.
@@ -52,7 +53,7 @@ const (
 
 // leverState is a lever as read before writing it.
 type leverState struct {
-	cur     *controlplane.Lever
+	cur     *lever.Lever
 	version int64
 }
 
@@ -194,7 +195,7 @@ func (a *attempt) commit(ctx context.Context, op string) (*Result, error) {
 		st := a.state[t.Name]
 		e := a.entry("", t.Name)
 		req := controlplane.ApplyRequest{
-			Lever: controlplane.Lever{Kind: a.ks.Kind, Target: t.Name, Value: a.value, ActionID: a.id, Actor: a.leverActor,
+			Lever: lever.Lever{Kind: a.ks.Kind, Target: t.Name, Value: a.value, ActionID: a.id, Actor: a.leverActor,
 				Reason: a.spec.Reason, Incident: a.incident, CreatedAt: now, ExpiresAt: now.Add(a.spec.TTL)},
 			Expected: st.version, Current: st.cur, Entry: e, IdempotencyKey: a.idemKey(t.Name),
 		}
@@ -344,7 +345,7 @@ func (a *attempt) result(op string) *Result {
 		st := a.state[t.Name]
 		tr := TargetResult{Target: t.Name, Before: st.cur, Version: st.version + 1, Evidence: a.evidence[t.Name]}
 		if a.kindOK && a.spec.TTL > 0 {
-			tr.After = &controlplane.Lever{Kind: a.ks.Kind, Target: t.Name, Value: a.value, ActionID: a.id, Actor: a.leverActor,
+			tr.After = &lever.Lever{Kind: a.ks.Kind, Target: t.Name, Value: a.value, ActionID: a.id, Actor: a.leverActor,
 				Reason: a.spec.Reason, Incident: a.incident, CreatedAt: now.UTC(), ExpiresAt: now.Add(a.spec.TTL).UTC(),
 				Version: st.version + 1, Previous: st.cur}
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // The guards reach the world only through these interfaces, so their logic
@@ -59,8 +60,8 @@ type Journal interface {
 // ControlPlane is what actions need from the control plane;
 // *controlplane.Store implements it against Redis.
 type ControlPlane interface {
-	Get(ctx context.Context, kind controlplane.Kind, target string) (*controlplane.Lever, int64, string, error)
-	Levers(ctx context.Context) ([]controlplane.Lever, error)
+	Get(ctx context.Context, kind lever.Kind, target string) (*lever.Lever, int64, string, error)
+	Levers(ctx context.Context) ([]lever.Lever, error)
 	Apply(ctx context.Context, r controlplane.ApplyRequest) (controlplane.Result, error)
 	Release(ctx context.Context, r controlplane.ReleaseRequest) (controlplane.Result, error)
 	Extend(ctx context.Context, r controlplane.ExtendRequest) (controlplane.Result, error)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stormctl/stormctl/internal/testenv"
 	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // Every script of the package runs under the responder's ACL rules, since
@@ -22,7 +23,7 @@ func TestResponderRulesCoverEveryScript(t *testing.T) {
 		allowed  bool
 	}{{"r", "r-pw", true}, {"v", "v-pw", false}} {
 		s := openStore(t, r, tc.user, tc.pw)
-		short := Lever{Kind: Degraded, Target: "svc-" + tc.user, Value: "on", Actor: "a", Reason: "x", ExpiresAt: time.Now().Add(200 * time.Millisecond)}
+		short := lever.Lever{Kind: lever.Degraded, Target: "svc-" + tc.user, Value: "on", Actor: "a", Reason: "x", ExpiresAt: time.Now().Add(200 * time.Millisecond)}
 		ops := map[string]func() error{
 			"apply": func() error {
 				_, err := s.Apply(ctx, ApplyRequest{Lever: short})
@@ -61,7 +62,7 @@ func TestResponderRulesCoverEveryScript(t *testing.T) {
 		if !tc.allowed {
 			continue
 		}
-		cur, _, _, _ := s.Get(ctx, Degraded, short.Target)
+		cur, _, _, _ := s.Get(ctx, lever.Degraded, short.Target)
 		if _, err := s.Extend(ctx, ExtendRequest{Current: cur, ExpiresAt: time.Now().Add(300 * time.Millisecond)}); err != nil {
 			t.Errorf("responder: extend: %v", err)
 		}
@@ -69,7 +70,7 @@ func TestResponderRulesCoverEveryScript(t *testing.T) {
 		if es, err := s.Reap(ctx, time.Now()); err != nil || len(es) != 1 {
 			t.Errorf("responder: reap: %v %v", es, err)
 		}
-		if res, err := s.Apply(ctx, ApplyRequest{Lever: Lever{Kind: Shed, Target: "x", Value: "5", Actor: "a", Reason: "x", ExpiresAt: time.Now().Add(time.Minute)}}); err != nil {
+		if res, err := s.Apply(ctx, ApplyRequest{Lever: lever.Lever{Kind: lever.Shed, Target: "x", Value: "5", Actor: "a", Reason: "x", ExpiresAt: time.Now().Add(time.Minute)}}); err != nil {
 			t.Errorf("responder: apply: %v", err)
 		} else if _, err := s.Release(ctx, ReleaseRequest{Current: res.Lever}); err != nil {
 			t.Errorf("responder: release: %v", err)

@@ -11,6 +11,7 @@ import (
 	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/journal"
 	"github.com/stormctl/stormctl/lab/labtest"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // onBackends runs f once per backend with a fresh store.
@@ -30,11 +31,11 @@ func onBackends(t *testing.T, f func(t *testing.T, s *controlplane.Store)) {
 func applyLever(t *testing.T, s *controlplane.Store, target string, ttl time.Duration, key string) controlplane.Result {
 	t.Helper()
 	ctx := context.Background()
-	cur, ver, head, err := s.Get(ctx, controlplane.Retries, target)
+	cur, ver, head, err := s.Get(ctx, lever.Retries, target)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.Apply(ctx, controlplane.ApplyRequest{Lever: controlplane.Lever{Kind: controlplane.Retries, Target: target,
+	res, err := s.Apply(ctx, controlplane.ApplyRequest{Lever: lever.Lever{Kind: lever.Retries, Target: target,
 		Value: "off", Actor: "alice", Reason: "test", ExpiresAt: time.Now().Add(ttl)},
 		Expected: ver, Current: cur, Head: head, IdempotencyKey: key})
 	if err != nil {
@@ -54,7 +55,7 @@ func TestBackendsScriptsStreamFeed(t *testing.T) {
 		if again := applyLever(t, s, "checkout", time.Hour, "k1"); !again.Replayed || again.Version != first.Version {
 			t.Errorf("idempotent apply: %+v, want the first result replayed", again)
 		}
-		_, err := s.Apply(ctx, controlplane.ApplyRequest{Lever: controlplane.Lever{Kind: controlplane.Retries, Target: "checkout",
+		_, err := s.Apply(ctx, controlplane.ApplyRequest{Lever: lever.Lever{Kind: lever.Retries, Target: "checkout",
 			Value: "cap:2", Actor: "bob", Reason: "test", ExpiresAt: time.Now().Add(time.Hour)}})
 		var conflict *controlplane.ConflictError
 		if !errors.As(err, &conflict) || conflict.Actual != 1 || conflict.Holder == nil || conflict.Holder.Actor != "alice" {
@@ -67,14 +68,14 @@ func TestBackendsScriptsStreamFeed(t *testing.T) {
 		if _, err := s.Release(ctx, controlplane.ReleaseRequest{Current: ext.Lever}); err != nil {
 			t.Fatal(err)
 		}
-		l, ver, _, err := s.Get(ctx, controlplane.Retries, "checkout")
+		l, ver, _, err := s.Get(ctx, lever.Retries, "checkout")
 		if err != nil || l != nil || ver != 3 {
 			t.Fatalf("after release: %v version %d %v, want absent at version 3", l, ver, err)
 		}
 		for i, want := range []struct {
-			op      controlplane.Op
+			op      lever.Op
 			version int64
-		}{{controlplane.OpSet, 1}, {controlplane.OpSet, 2}, {controlplane.OpDel, 3}} {
+		}{{lever.OpSet, 1}, {lever.OpSet, 2}, {lever.OpDel, 3}} {
 			select {
 			case c := <-feed:
 				if c.Op != want.op || c.Version != want.version || c.Target != "checkout" {
@@ -96,10 +97,10 @@ func TestBackendsExpiry(t *testing.T) {
 		ctx := context.Background()
 		res := applyLever(t, s, "search", 300*time.Millisecond, "")
 		time.Sleep(time.Until(res.Lever.ExpiresAt))
-		if l, _, _, err := s.Get(ctx, controlplane.Retries, "search"); err != nil || l != nil {
+		if l, _, _, err := s.Get(ctx, lever.Retries, "search"); err != nil || l != nil {
 			t.Fatalf("at expiry: %v %v, want absent", l, err)
 		}
-		key := s.Keys().Lever(controlplane.Retries, "search")
+		key := s.Keys().Lever(lever.Retries, "search")
 		deadline := res.Lever.ExpiresAt.Add(200 * time.Millisecond)
 		for s.Client().Exists(ctx, key).Val() != 0 {
 			if time.Now().After(deadline) {

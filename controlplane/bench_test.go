@@ -25,7 +25,7 @@ func BenchmarkApply(b *testing.B) {
 	i := 0
 	testenv.BenchVsPing(b, s.Client(), rt, testenv.Op{Name: "apply", Run: func() {
 		i++
-		l := lever("svc-"+strconv.Itoa(i%200)+"->db", "cap:"+strconv.Itoa(i%5+1), time.Hour)
+		l := retriesLever("svc-"+strconv.Itoa(i%200)+"->db", "cap:"+strconv.Itoa(i%5+1), time.Hour)
 		snap, err := s.Snapshot(ctx, SnapshotRequest{Kind: l.Kind, Targets: []string{l.Target}, Rate: charge,
 			Records: []RecordRef{{Collection: "incidents"}}})
 		if err != nil {

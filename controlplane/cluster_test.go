@@ -68,8 +68,8 @@ func TestClusterMode(t *testing.T) {
 	if _, ok := s.Client().(*redis.ClusterClient); !ok {
 		t.Fatalf("client is %T, want a cluster client", s.Client())
 	}
-	short := apply(t, s, lever("checkout", "off", 300*time.Millisecond))
-	res := apply(t, s, lever("search", "cap:2", time.Hour))
+	short := apply(t, s, retriesLever("checkout", "off", 300*time.Millisecond))
+	res := apply(t, s, retriesLever("search", "cap:2", time.Hour))
 	if _, err := s.Extend(ctx, ExtendRequest{Current: res.Lever, ExpiresAt: time.Now().Add(2 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stormctl/stormctl/internal/testenv"
 	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/lever"
 )
 
 func verifyJournal(t *testing.T, s *Store) int {
@@ -36,10 +37,10 @@ func TestFiftyConcurrentAppliesOneWinnerPerVersion(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			<-start
-			l := lever("checkout->payments", fmt.Sprintf("cap:%d", i+1), time.Hour)
+			l := retriesLever("checkout->payments", fmt.Sprintf("cap:%d", i+1), time.Hour)
 			l.Actor = fmt.Sprintf("responder-%02d", i)
 			for attempt := 0; attempt < 10*n; attempt++ {
-				cur, ver, head, err := s.Get(ctx, Retries, l.Target)
+				cur, ver, head, err := s.Get(ctx, lever.Retries, l.Target)
 				if err != nil {
 					t.Error(err)
 					return
@@ -74,7 +75,7 @@ func TestFiftyConcurrentAppliesOneWinnerPerVersion(t *testing.T) {
 	if len(byVersion) != n {
 		t.Fatalf("%d winners, want %d", len(byVersion), n)
 	}
-	final, ver, _, _ := s.Get(ctx, Retries, "checkout->payments")
+	final, ver, _, _ := s.Get(ctx, lever.Retries, "checkout->payments")
 	if ver != n || final.Version != n || final.Actor != byVersion[n] {
 		t.Fatalf("final lever %+v at version %d, want the winner of version %d", final, ver, n)
 	}

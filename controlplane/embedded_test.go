@@ -20,14 +20,14 @@ func TestEmbeddedServerWithoutACL(t *testing.T) {
 	if _, ok := s.WhoAmI(ctx); ok {
 		t.Fatal("miniredis claims ACL support")
 	}
-	res := apply(t, s, lever("checkout", "off", time.Minute))
+	res := apply(t, s, retriesLever("checkout", "off", time.Minute))
 	if res.Entry.RedisUser != "" || res.Entry.RedisUserNote != journal.NoACLNote {
 		t.Fatalf("entry user %q note %q", res.Entry.RedisUser, res.Entry.RedisUserNote)
 	}
 	if _, err := s.Release(ctx, ReleaseRequest{Current: res.Lever}); err != nil {
 		t.Fatal(err)
 	}
-	short := apply(t, s, lever("search", "off", time.Second))
+	short := apply(t, s, retriesLever("search", "off", time.Second))
 	m.FastForward(2 * time.Second)
 	expired, err := s.Reap(ctx, short.Lever.ExpiresAt.Add(time.Millisecond))
 	if err != nil || len(expired) != 1 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // ErrUnavailable matches (errors.Is) every error caused by Redis being
@@ -73,17 +74,17 @@ func (e *PermissionError) ExitCode() int { return exit.Refused }
 // someone else wrote it first. Holder is the lever now active, nil when the
 // lever is absent (released or expired).
 type ConflictError struct {
-	Kind     Kind
+	Kind     lever.Kind
 	Target   string
 	Expected int64
 	Actual   int64
-	Holder   *Lever
+	Holder   *lever.Lever
 	// Entry is the action.refused entry that recorded this attempt.
 	Entry journal.Entry
 }
 
 func (e *ConflictError) Error() string {
-	m := Member(e.Kind, e.Target)
+	m := lever.Member(e.Kind, e.Target)
 	if e.Holder == nil {
 		return fmt.Sprintf("%s changed since it was read (version %d, now %d) and is not active now", m, e.Expected, e.Actual)
 	}
@@ -98,12 +99,12 @@ func (e *ConflictError) ExitCode() int { return exit.Conflict }
 // NotActiveError reports a release or extend of a lever that is no longer
 // active: it expired or was released already.
 type NotActiveError struct {
-	Kind   Kind
+	Kind   lever.Kind
 	Target string
 }
 
 func (e *NotActiveError) Error() string {
-	return fmt.Sprintf("%s is not active (it expired or was released)", Member(e.Kind, e.Target))
+	return fmt.Sprintf("%s is not active (it expired or was released)", lever.Member(e.Kind, e.Target))
 }
 
 // ExitCode implements exit.Coder.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stormctl/stormctl/internal/testenv"
 	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // SIGKILL the server in the middle of a burst of applies, restart it from
@@ -38,11 +39,11 @@ func TestKillDuringBurstLeavesNoPartialAction(t *testing.T) {
 				default:
 				}
 				target := targets[(w+i)%len(targets)]
-				cur, ver, head, err := s.Get(ctx, Shed, target)
+				cur, ver, head, err := s.Get(ctx, lever.Shed, target)
 				if err != nil {
 					continue
 				}
-				l := Lever{Kind: Shed, Target: target, Value: strconv.Itoa(i%100 + 1), Actor: fmt.Sprint("w", w), Reason: "burst", ExpiresAt: time.Now().Add(time.Hour)}
+				l := lever.Lever{Kind: lever.Shed, Target: target, Value: strconv.Itoa(i%100 + 1), Actor: fmt.Sprint("w", w), Reason: "burst", ExpiresAt: time.Now().Add(time.Hour)}
 				res, err := s.Apply(ctx, ApplyRequest{Lever: l, Expected: ver, Current: cur, Head: head})
 				if err == nil {
 					mu.Lock()
@@ -58,7 +59,7 @@ func TestKillDuringBurstLeavesNoPartialAction(t *testing.T) {
 	close(stop)
 	wg.Wait()
 
-	_, _, _, err := s.Get(ctx, Shed, "a")
+	_, _, _, err := s.Get(ctx, lever.Shed, "a")
 	var ue *UnavailableError
 	if !errors.As(err, &ue) || !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("read while down: want *UnavailableError, got %v", err)
@@ -81,7 +82,7 @@ func TestKillDuringBurstLeavesNoPartialAction(t *testing.T) {
 		t.Fatalf("only %d journal entries: the burst did not run", len(entries))
 	}
 	for _, target := range targets {
-		l, ver, _, err := s.Get(ctx, Shed, target)
+		l, ver, _, err := s.Get(ctx, lever.Shed, target)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +100,7 @@ func TestKillDuringBurstLeavesNoPartialAction(t *testing.T) {
 	}
 	t.Logf("%d entries survived the crash, all consistent", len(entries))
 	// And it works again.
-	apply(t, s, lever("after-restart", "off", time.Minute))
+	apply(t, s, retriesLever("after-restart", "off", time.Minute))
 }
 
 // flaky is a journal.Remote that loses the reply of its nth AppendOnce:

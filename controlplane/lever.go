@@ -8,15 +8,16 @@ import (
 
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // maxPrevious bounds how many superseded levers a lever carries, so a
 // script that keeps superseding cannot grow a lever without limit.
 const maxPrevious = 4
 
-func validate(l Lever, now time.Time) error {
+func validate(l lever.Lever, now time.Time) error {
 	var problems []string
-	if !slices.Contains(Kinds, l.Kind) {
+	if !slices.Contains(lever.Kinds, l.Kind) {
 		problems = append(problems, fmt.Sprintf("unknown kind %q", l.Kind))
 	}
 	if strings.TrimSpace(l.Target) == "" {
@@ -29,13 +30,13 @@ func validate(l Lever, now time.Time) error {
 		problems = append(problems, "expiry not in the future")
 	}
 	if len(problems) > 0 {
-		return exit.NewUsage(fmt.Errorf("lever %s: %s", Member(l.Kind, l.Target), strings.Join(problems, ", ")))
+		return exit.NewUsage(fmt.Errorf("lever %s: %s", lever.Member(l.Kind, l.Target), strings.Join(problems, ", ")))
 	}
 	return nil
 }
 
 // trimPrevious copies l, keeping at most depth levels of Previous.
-func trimPrevious(l *Lever, depth int) *Lever {
+func trimPrevious(l *lever.Lever, depth int) *lever.Lever {
 	if l == nil || depth == 0 {
 		return nil
 	}
@@ -45,7 +46,7 @@ func trimPrevious(l *Lever, depth int) *Lever {
 }
 
 // state is the journal's view of a lever.
-func state(l *Lever) *journal.LeverState {
+func state(l *lever.Lever) *journal.LeverState {
 	if l == nil {
 		return nil
 	}
@@ -57,7 +58,7 @@ func state(l *Lever) *journal.LeverState {
 
 // fillEntry completes the journal fields a lever determines, keeping what
 // the caller set.
-func fillEntry(e *journal.Entry, ev journal.Event, l *Lever) {
+func fillEntry(e *journal.Entry, ev journal.Event, l *lever.Lever) {
 	if e.Event == "" {
 		e.Event = ev
 	}
@@ -75,9 +76,9 @@ func fillEntry(e *journal.Entry, ev journal.Event, l *Lever) {
 }
 
 // sortLevers orders levers by kind (in Kinds order) then target.
-func sortLevers(ls []Lever) {
-	slices.SortFunc(ls, func(a, b Lever) int {
-		if c := slices.Index(Kinds, a.Kind) - slices.Index(Kinds, b.Kind); c != 0 {
+func sortLevers(ls []lever.Lever) {
+	slices.SortFunc(ls, func(a, b lever.Lever) int {
+		if c := slices.Index(lever.Kinds, a.Kind) - slices.Index(lever.Kinds, b.Kind); c != 0 {
 			return c
 		}
 		return strings.Compare(a.Target, b.Target)

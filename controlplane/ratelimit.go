@@ -37,7 +37,7 @@ func (l RateLimit) check() error {
 }
 
 // Rate is the counter key of one scope: an actor, or "*" for everyone.
-func (k Keys) Rate(scope string) string { return k.prefix + "rate:" + scope }
+func (k Keys) Rate(scope string) string { return k.Prefix() + "rate:" + scope }
 
 // rateLua defines the rate-limit functions the scripts share: rate_check
 // reads both counters and says which budget is spent; rate_take counts one

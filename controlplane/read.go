@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // Get reads one lever (nil when absent), its version and the journal head
 // in one round trip. Expired levers not yet journaled are reaped first,
 // when the user may.
-func (s *Store) Get(ctx context.Context, kind Kind, target string) (*Lever, int64, string, error) {
+func (s *Store) Get(ctx context.Context, kind lever.Kind, target string) (*lever.Lever, int64, string, error) {
 	snap, err := s.Snapshot(ctx, SnapshotRequest{Kind: kind, Targets: []string{target}})
 	if err != nil {
 		return nil, 0, "", err
@@ -23,7 +24,7 @@ func (s *Store) Get(ctx context.Context, kind Kind, target string) (*Lever, int6
 }
 
 // Levers returns every active lever, sorted by kind then target.
-func (s *Store) Levers(ctx context.Context) ([]Lever, error) {
+func (s *Store) Levers(ctx context.Context) ([]lever.Lever, error) {
 	k := s.keys
 	var members []string
 	for reaped := false; ; reaped = true {
@@ -44,20 +45,20 @@ func (s *Store) Levers(ctx context.Context) ([]Lever, error) {
 	}
 	keys := make([]string, len(members))
 	for i, m := range members {
-		kind, target, _ := ParseMember(m)
+		kind, target, _ := lever.ParseMember(m)
 		keys[i] = k.Lever(kind, target)
 	}
 	vals, err := s.client.MGet(ctx, keys...).Result()
 	if err != nil {
 		return nil, s.classify("list levers", err, false)
 	}
-	levers := make([]Lever, 0, len(vals))
+	levers := make([]lever.Lever, 0, len(vals))
 	for _, v := range vals {
 		str, ok := v.(string)
 		if !ok {
 			continue // expired between the two reads
 		}
-		var l Lever
+		var l lever.Lever
 		if json.Unmarshal([]byte(str), &l) == nil {
 			levers = append(levers, l)
 		}
@@ -83,14 +84,14 @@ func (s *Store) reapQuietly(ctx context.Context) bool {
 
 // Subscribe delivers every published Change until stop is called or ctx
 // ends. Messages that do not decode are skipped.
-func (s *Store) Subscribe(ctx context.Context) (<-chan Change, func()) {
+func (s *Store) Subscribe(ctx context.Context) (<-chan lever.Change, func()) {
 	ps := s.client.Subscribe(ctx, s.keys.Changes())
-	out := make(chan Change, 64)
+	out := make(chan lever.Change, 64)
 	done := make(chan struct{})
 	go func() {
 		defer close(out)
 		for msg := range ps.Channel() {
-			var c Change
+			var c lever.Change
 			if json.Unmarshal([]byte(msg.Payload), &c) != nil {
 				continue
 			}

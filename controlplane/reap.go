@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // reapBatch bounds one reap script; more expired levers take more rounds.
@@ -30,8 +31,8 @@ func (s *Store) Reap(ctx context.Context, now time.Time) ([]journal.Entry, error
 
 type expired struct {
 	member  string
-	lever   *Lever
-	kind    Kind
+	lever   *lever.Lever
+	kind    lever.Kind
 	target  string
 	score   float64
 	version int64
@@ -86,7 +87,7 @@ func (s *Store) dueLevers(ctx context.Context, upto string) ([]expired, string, 
 	exists := make([]*redis.IntCmd, len(members))
 	for i, z := range zs.Val() {
 		members[i], _ = z.Member.(string)
-		kind, target, _ := ParseMember(members[i])
+		kind, target, _ := lever.ParseMember(members[i])
 		exists[i] = pipe.Exists(ctx, k.Lever(kind, target))
 	}
 	held := pipe.HMGet(ctx, k.Held(), members...)
@@ -100,12 +101,12 @@ func (s *Store) dueLevers(ctx context.Context, upto string) ([]expired, string, 
 			continue // the clocks disagree: Redis has not expired it yet
 		}
 		x := expired{member: m, score: zs.Val()[i].Score}
-		x.kind, x.target, _ = ParseMember(m)
+		x.kind, x.target, _ = lever.ParseMember(m)
 		if v, ok := vers.Val()[i].(string); ok {
 			x.version, _ = strconv.ParseInt(v, 10, 64)
 		}
 		if h, ok := held.Val()[i].(string); ok {
-			var l Lever
+			var l lever.Lever
 			if json.Unmarshal([]byte(h), &l) == nil {
 				x.lever = &l
 			}
@@ -139,7 +140,7 @@ func (s *Store) expiryEntries(due []expired, head string) ([]journal.Entry, []an
 			return nil, nil, nil, err
 		}
 		prev = sealed.Hash
-		change, _ := json.Marshal(Change{Op: OpDel, Kind: x.kind, Target: x.target, Version: x.version})
+		change, _ := json.Marshal(lever.Change{Op: lever.OpDel, Kind: x.kind, Target: x.target, Version: x.version})
 		keys = append(keys, k.Lever(x.kind, x.target))
 		args = append(args, x.member, x.score, x.version, stored, sealed.Hash, change)
 		entries = append(entries, sealed)

@@ -18,7 +18,7 @@ import (
 // exist together or not at all.
 
 // Records is the hash holding the records of one collection, id → JSON.
-func (k Keys) Records(collection string) string { return k.prefix + "records:" + collection }
+func (k Keys) Records(collection string) string { return k.Prefix() + "records:" + collection }
 
 // RecordChangedError reports that a record no longer held what the writer
 // read: someone else changed it first. Current is its value now ("" absent).

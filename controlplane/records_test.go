@@ -10,6 +10,7 @@ import (
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/internal/testenv"
 	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/lever"
 )
 
 func newRecordsStore(t *testing.T, ns string) *Store {
@@ -107,7 +108,7 @@ func TestReplay(t *testing.T) {
 	if r, err := s.Replay(ctx, "k1"); r != nil || err != nil {
 		t.Fatalf("unknown key: %v %v", r, err)
 	}
-	l := Lever{Kind: Retries, Target: "checkout", Value: "off", Actor: "alice", Reason: "r", ExpiresAt: time.Now().Add(time.Minute)}
+	l := lever.Lever{Kind: lever.Retries, Target: "checkout", Value: "off", Actor: "alice", Reason: "r", ExpiresAt: time.Now().Add(time.Minute)}
 	first, err := s.Apply(ctx, ApplyRequest{Lever: l, IdempotencyKey: "k1"})
 	if err != nil {
 		t.Fatal(err)

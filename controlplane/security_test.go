@@ -12,6 +12,7 @@ import (
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/internal/testenv"
 	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/lever"
 )
 
 func aclUser(name, password string, role Role) string {
@@ -34,25 +35,25 @@ func TestACLViewerIsRefusedByTheServer(t *testing.T) {
 	if user, ok := responder.WhoAmI(ctx); user != "ops-responder" || !ok {
 		t.Fatalf("whoami: %q %v", user, ok)
 	}
-	res := apply(t, responder, lever("checkout", "off", 400*time.Millisecond))
+	res := apply(t, responder, retriesLever("checkout", "off", 400*time.Millisecond))
 	if res.Entry.RedisUser != "ops-responder" {
 		t.Fatalf("journal records redis user %q", res.Entry.RedisUser)
 	}
 	commander := openStore(t, r, "ops-commander", "c-secret")
-	apply(t, commander, Lever{Kind: Breaker, Target: "payments", Value: "open", Actor: "carol", Reason: "approve", ExpiresAt: time.Now().Add(time.Hour)})
+	apply(t, commander, lever.Lever{Kind: lever.Breaker, Target: "payments", Value: "open", Actor: "carol", Reason: "approve", ExpiresAt: time.Now().Add(time.Hour)})
 
 	viewer := openStore(t, r, "ops-viewer", "v-secret")
 	time.Sleep(500 * time.Millisecond) // let the retries lever expire unjournaled
 	levers, err := viewer.Levers(ctx)
-	if err != nil || len(levers) != 1 || levers[0].Kind != Breaker {
+	if err != nil || len(levers) != 1 || levers[0].Kind != lever.Breaker {
 		t.Fatalf("viewer levers: %v %v", levers, err)
 	}
 	before := verifyJournal(t, responder)
-	cur, ver, head, err := viewer.Get(ctx, Shed, "checkout")
+	cur, ver, head, err := viewer.Get(ctx, lever.Shed, "checkout")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = viewer.Apply(ctx, ApplyRequest{Lever: Lever{Kind: Shed, Target: "checkout", Value: "50", Actor: "mallory", Reason: "x", ExpiresAt: time.Now().Add(time.Hour)}, Expected: ver, Current: cur, Head: head})
+	_, err = viewer.Apply(ctx, ApplyRequest{Lever: lever.Lever{Kind: lever.Shed, Target: "checkout", Value: "50", Actor: "mallory", Reason: "x", ExpiresAt: time.Now().Add(time.Hour)}, Expected: ver, Current: cur, Head: head})
 	var pe *PermissionError
 	if !errors.As(err, &pe) || exit.Code(err) != exit.Refused || !strings.Contains(err.Error(), "ops-viewer") {
 		t.Fatalf("viewer apply: want a *PermissionError naming the user, got %v", err)
@@ -61,7 +62,7 @@ func TestACLViewerIsRefusedByTheServer(t *testing.T) {
 	if _, err := viewer.Append(ctx, journal.Entry{Event: journal.Note, Actor: "mallory"}); !errors.As(err, &pe) {
 		t.Fatalf("viewer append: %v", err)
 	}
-	if l, _, _, _ := responder.Get(ctx, Shed, "checkout"); l != nil {
+	if l, _, _, _ := responder.Get(ctx, lever.Shed, "checkout"); l != nil {
 		t.Fatalf("viewer's apply changed the lever: %+v", l)
 	}
 	// The responder's next read journals the expiry the viewer could not.
@@ -86,7 +87,7 @@ func TestTLSWithTestCA(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	apply(t, s, lever("checkout", "off", time.Minute))
+	apply(t, s, retriesLever("checkout", "off", time.Minute))
 	verifyJournal(t, s)
 
 	// Without the CA the server is not trusted: a clear error, no apply.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stormctl/stormctl/internal/config"
 	"github.com/stormctl/stormctl/internal/testenv"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // startSentinel runs a Sentinel that monitors master as "mymaster".
@@ -44,11 +45,11 @@ func TestSentinelMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	res := apply(t, s, lever("checkout", "off", time.Minute))
+	res := apply(t, s, retriesLever("checkout", "off", time.Minute))
 	// The write went to the master the sentinel named.
 	direct := redis.NewClient(&redis.Options{Addr: r.Addr})
 	defer direct.Close()
-	if direct.Exists(ctx, s.Keys().Lever(Retries, "checkout")).Val() != 1 || res.Version != 1 {
+	if direct.Exists(ctx, s.Keys().Lever(lever.Retries, "checkout")).Val() != 1 || res.Version != 1 {
 		t.Fatal("lever not on the monitored master")
 	}
 	verifyJournal(t, s)

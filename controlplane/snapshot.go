@@ -9,13 +9,14 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // SnapshotRequest names everything a guarded action reads before it
 // writes, so that Snapshot reads it in one round trip.
 type SnapshotRequest struct {
 	// Kind and Targets are the levers to read, with their versions.
-	Kind    Kind
+	Kind    lever.Kind
 	Targets []string
 	// Rate, if set, reads that budget (nothing is counted).
 	Rate *RateCharge
@@ -30,7 +31,7 @@ type RecordRef struct{ Collection, ID string }
 
 // LeverRead is a lever as read: nil when absent, and the version it is at.
 type LeverRead struct {
-	Lever   *Lever
+	Lever   *lever.Lever
 	Version int64
 }
 
@@ -95,7 +96,7 @@ func (s *Store) querySnapshot(ctx context.Context, r SnapshotRequest) (*snapshot
 	if len(r.Targets) > 0 {
 		members := make([]string, len(r.Targets))
 		for i, t := range r.Targets {
-			members[i] = Member(r.Kind, t)
+			members[i] = lever.Member(r.Kind, t)
 			c.levers = append(c.levers, pipe.Get(ctx, k.Lever(r.Kind, t)))
 		}
 		c.versions = pipe.HMGet(ctx, k.Versions(), members...)
@@ -123,7 +124,7 @@ func (s *Store) querySnapshot(ctx context.Context, r SnapshotRequest) (*snapshot
 	if err := execReads(ctx, pipe); err != nil {
 		op := "read the control plane"
 		if len(r.Targets) > 0 {
-			op = "read " + Member(r.Kind, strings.Join(r.Targets, ","))
+			op = "read " + lever.Member(r.Kind, strings.Join(r.Targets, ","))
 		}
 		return nil, s.classify(op, err, false)
 	}
@@ -156,9 +157,9 @@ func (s *Store) decodeSnapshot(r SnapshotRequest, c *snapshotCmds) (*Snapshot, e
 			lr.Version, _ = strconv.ParseInt(v, 10, 64)
 		}
 		if raw := c.levers[i].Val(); raw != "" {
-			lr.Lever = &Lever{}
+			lr.Lever = &lever.Lever{}
 			if err := json.Unmarshal([]byte(raw), lr.Lever); err != nil {
-				return nil, fmt.Errorf("lever %s: %w", Member(r.Kind, t), err)
+				return nil, fmt.Errorf("lever %s: %w", lever.Member(r.Kind, t), err)
 			}
 		}
 		snap.Levers[t] = lr

@@ -10,13 +10,14 @@ import (
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/internal/testenv"
 	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/lever"
 )
 
 func TestSnapshotReadsEverythingInOneRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t, testenv.StartRedis(t, testenv.RedisOptions{}), "", "")
-	held := apply(t, s, lever("checkout", "off", time.Hour))
-	if _, err := s.Apply(ctx, ApplyRequest{Lever: lever("search", "cap:2", time.Hour), IdempotencyKey: "k1"}); err != nil {
+	held := apply(t, s, retriesLever("checkout", "off", time.Hour))
+	if _, err := s.Apply(ctx, ApplyRequest{Lever: retriesLever("search", "cap:2", time.Hour), IdempotencyKey: "k1"}); err != nil {
 		t.Fatal(err)
 	}
 	lim := RateLimit{Window: time.Minute, PerActor: 1, Overall: 10}
@@ -31,7 +32,7 @@ func TestSnapshotReadsEverythingInOneRoundTrip(t *testing.T) {
 	rt := &testenv.RoundTrips{}
 	s.Client().AddHook(rt)
 	snap, err := s.Snapshot(ctx, SnapshotRequest{
-		Kind: Retries, Targets: []string{"checkout", "search", "ledger"},
+		Kind: lever.Retries, Targets: []string{"checkout", "search", "ledger"},
 		Rate:            &RateCharge{Actor: "alice", Limit: lim},
 		IdempotencyKeys: []string{"k1", "", "k2"},
 		Records:         []RecordRef{{Collection: "incidents"}, {Collection: "incidents", ID: "I1"}, {Collection: "incidents", ID: "I9"}},
@@ -68,9 +69,9 @@ func TestSnapshotReadsEverythingInOneRoundTrip(t *testing.T) {
 func TestSnapshotReapsAnExpiredLeverFirst(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t, testenv.StartRedis(t, testenv.RedisOptions{}), "", "")
-	apply(t, s, lever("checkout", "off", 100*time.Millisecond))
+	apply(t, s, retriesLever("checkout", "off", 100*time.Millisecond))
 	time.Sleep(200 * time.Millisecond)
-	snap, err := s.Snapshot(ctx, SnapshotRequest{Kind: Retries, Targets: []string{"checkout"}})
+	snap, err := s.Snapshot(ctx, SnapshotRequest{Kind: lever.Retries, Targets: []string{"checkout"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,17 +87,17 @@ func TestApplyChargesTheRateLimitAtomically(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t, testenv.StartRedis(t, testenv.RedisOptions{}), "", "")
 	charge := &RateCharge{Actor: "alice", Limit: RateLimit{Window: time.Minute, PerActor: 1, Overall: 5}}
-	if _, err := s.Apply(ctx, ApplyRequest{Lever: lever("checkout", "off", time.Hour), Rate: charge}); err != nil {
+	if _, err := s.Apply(ctx, ApplyRequest{Lever: retriesLever("checkout", "off", time.Hour), Rate: charge}); err != nil {
 		t.Fatal(err)
 	}
 	// A conflict is refused before the budget is looked at, and costs none.
-	_, err := s.Apply(ctx, ApplyRequest{Lever: lever("checkout", "cap:2", time.Hour), Rate: charge})
+	_, err := s.Apply(ctx, ApplyRequest{Lever: retriesLever("checkout", "cap:2", time.Hour), Rate: charge})
 	var ce *ConflictError
 	if !errors.As(err, &ce) {
 		t.Fatalf("want a conflict first, got %v", err)
 	}
 	n := len(journalEntries(t, s))
-	_, err = s.Apply(ctx, ApplyRequest{Lever: lever("search", "off", time.Hour), Rate: charge})
+	_, err = s.Apply(ctx, ApplyRequest{Lever: retriesLever("search", "off", time.Hour), Rate: charge})
 	var rl *RateLimitedError
 	if !errors.As(err, &rl) || rl.Status.Limited != "actor" || rl.Status.Actor != 1 || rl.Status.ResetIn <= 0 || exit.Code(err) != exit.Refused {
 		t.Fatalf("want a *RateLimitedError for alice, got %v", err)
@@ -104,21 +105,21 @@ func TestApplyChargesTheRateLimitAtomically(t *testing.T) {
 	if !strings.Contains(err.Error(), "nothing was changed") {
 		t.Fatalf("message: %v", err)
 	}
-	if l, ver, _, _ := s.Get(ctx, Retries, "search"); l != nil || ver != 0 || len(journalEntries(t, s)) != n {
+	if l, ver, _, _ := s.Get(ctx, lever.Retries, "search"); l != nil || ver != 0 || len(journalEntries(t, s)) != n {
 		t.Fatalf("a refused apply wrote: %+v v%d", l, ver)
 	}
 	if st, _ := s.Rate(ctx, "bob", charge.Limit, false); st.Overall != 1 {
 		t.Fatalf("counted %d changes, want 1", st.Overall)
 	}
 	// Without a charge (a release, an extend, a bare apply) nothing is counted.
-	if _, err := s.Apply(ctx, ApplyRequest{Lever: lever("search", "off", time.Hour)}); err != nil {
+	if _, err := s.Apply(ctx, ApplyRequest{Lever: retriesLever("search", "off", time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := s.Rate(ctx, "bob", charge.Limit, false); st.Overall != 1 {
 		t.Fatalf("an uncharged apply counted: %+v", st)
 	}
 	bad := &RateCharge{Actor: "alice"}
-	if _, err := s.Apply(ctx, ApplyRequest{Lever: lever("x", "off", time.Hour), Rate: bad}); exit.Code(err) != exit.Usage {
+	if _, err := s.Apply(ctx, ApplyRequest{Lever: retriesLever("x", "off", time.Hour), Rate: bad}); exit.Code(err) != exit.Usage {
 		t.Fatalf("a charge without a window: %v", err)
 	}
 }
@@ -131,15 +132,15 @@ func TestChargedApplyAndSnapshotUnderACL(t *testing.T) {
 		aclUser("r", "r-pw", Responder), aclUser("v", "v-pw", Viewer)}})
 	charge := &RateCharge{Actor: "a", Limit: RateLimit{Window: time.Minute, PerActor: 5, Overall: 5}}
 	responder, viewer := openStore(t, r, "r", "r-pw"), openStore(t, r, "v", "v-pw")
-	if _, err := responder.Apply(ctx, ApplyRequest{Lever: lever("checkout", "off", time.Hour), Rate: charge}); err != nil {
+	if _, err := responder.Apply(ctx, ApplyRequest{Lever: retriesLever("checkout", "off", time.Hour), Rate: charge}); err != nil {
 		t.Fatalf("responder: %v", err)
 	}
-	snap, err := viewer.Snapshot(ctx, SnapshotRequest{Kind: Retries, Targets: []string{"checkout"}, Rate: charge,
+	snap, err := viewer.Snapshot(ctx, SnapshotRequest{Kind: lever.Retries, Targets: []string{"checkout"}, Rate: charge,
 		IdempotencyKeys: []string{"k"}, Records: []RecordRef{{Collection: "incidents"}}})
 	if err != nil || snap.Levers["checkout"].Version != 1 || snap.Rate.Actor != 1 {
 		t.Fatalf("viewer snapshot: %+v %v", snap, err)
 	}
-	_, err = viewer.Apply(ctx, ApplyRequest{Lever: lever("search", "off", time.Hour), Rate: charge})
+	_, err = viewer.Apply(ctx, ApplyRequest{Lever: retriesLever("search", "off", time.Hour), Rate: charge})
 	var pe *PermissionError
 	if !errors.As(err, &pe) {
 		t.Fatalf("viewer apply: want NOPERM, got %v", err)
@@ -152,14 +153,14 @@ func TestChargedApplyOnTheEmbeddedServer(t *testing.T) {
 	ctx := context.Background()
 	_, s := embeddedStore(t)
 	charge := &RateCharge{Actor: "a", Limit: RateLimit{Window: time.Minute, PerActor: 1, Overall: 5}}
-	if _, err := s.Apply(ctx, ApplyRequest{Lever: lever("checkout", "off", time.Hour), Rate: charge}); err != nil {
+	if _, err := s.Apply(ctx, ApplyRequest{Lever: retriesLever("checkout", "off", time.Hour), Rate: charge}); err != nil {
 		t.Fatal(err)
 	}
 	var rl *RateLimitedError
-	if _, err := s.Apply(ctx, ApplyRequest{Lever: lever("search", "off", time.Hour), Rate: charge}); !errors.As(err, &rl) {
+	if _, err := s.Apply(ctx, ApplyRequest{Lever: retriesLever("search", "off", time.Hour), Rate: charge}); !errors.As(err, &rl) {
 		t.Fatalf("second charged apply: %v", err)
 	}
-	snap, err := s.Snapshot(ctx, SnapshotRequest{Kind: Retries, Targets: []string{"checkout", "search"}, Rate: charge})
+	snap, err := s.Snapshot(ctx, SnapshotRequest{Kind: lever.Retries, Targets: []string{"checkout", "search"}, Rate: charge})
 	if err != nil || snap.Levers["checkout"].Lever == nil || snap.Levers["search"].Lever != nil || snap.Rate.Limited != "actor" {
 		t.Fatalf("snapshot: %+v %v", snap, err)
 	}

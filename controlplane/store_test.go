@@ -12,6 +12,7 @@ import (
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/internal/testenv"
 	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/lever"
 )
 
 func openStore(t testing.TB, r *testenv.Redis, user, pass string) *Store {
@@ -24,12 +25,12 @@ func openStore(t testing.TB, r *testenv.Redis, user, pass string) *Store {
 	return s
 }
 
-func lever(target, value string, ttl time.Duration) Lever {
-	return Lever{Kind: Retries, Target: target, Value: value, Actor: "alice", Reason: "amplification 3.2", ExpiresAt: time.Now().Add(ttl)}
+func retriesLever(target, value string, ttl time.Duration) lever.Lever {
+	return lever.Lever{Kind: lever.Retries, Target: target, Value: value, Actor: "alice", Reason: "amplification 3.2", ExpiresAt: time.Now().Add(ttl)}
 }
 
 // apply reads the lever and applies l over whatever is there.
-func apply(t *testing.T, s *Store, l Lever) Result {
+func apply(t *testing.T, s *Store, l lever.Lever) Result {
 	t.Helper()
 	cur, ver, head, err := s.Get(context.Background(), l.Kind, l.Target)
 	if err != nil {
@@ -88,11 +89,11 @@ func TestApplyGetReleaseExtend(t *testing.T) {
 		n = s.Client().PubSubNumSub(ctx, s.Keys().Changes()).Val()[s.Keys().Changes()]
 	}
 
-	first := apply(t, s, lever("checkout->payments", "off", time.Hour))
+	first := apply(t, s, retriesLever("checkout->payments", "off", time.Hour))
 	if first.Version != 1 || first.Lever.Version != 1 || first.Entry.Event != journal.ActionApplied {
 		t.Fatalf("first apply: %+v", first)
 	}
-	second := apply(t, s, lever("checkout->payments", "cap:2", 30*time.Minute))
+	second := apply(t, s, retriesLever("checkout->payments", "cap:2", 30*time.Minute))
 	if second.Lever.Previous == nil || second.Lever.Previous.Value != "off" {
 		t.Fatalf("supersede did not keep the previous lever: %+v", second.Lever)
 	}
@@ -100,11 +101,11 @@ func TestApplyGetReleaseExtend(t *testing.T) {
 		t.Fatalf("journal states: %+v %+v", second.Entry.Previous, second.Entry.New)
 	}
 
-	cur, ver, _, err := s.Get(ctx, Retries, "checkout->payments")
+	cur, ver, _, err := s.Get(ctx, lever.Retries, "checkout->payments")
 	if err != nil || ver != 2 || cur.Value != "cap:2" {
 		t.Fatalf("get: %+v %d %v", cur, ver, err)
 	}
-	ttl := s.Client().PTTL(ctx, s.Keys().Lever(Retries, "checkout->payments")).Val()
+	ttl := s.Client().PTTL(ctx, s.Keys().Lever(lever.Retries, "checkout->payments")).Val()
 	if ttl <= 29*time.Minute || ttl > 30*time.Minute {
 		t.Fatalf("lever key TTL %v, want about 30m", ttl)
 	}
@@ -138,7 +139,7 @@ func TestApplyGetReleaseExtend(t *testing.T) {
 	if len(got) != len(want) {
 		t.Fatalf("journal events %v, want %v", got, want)
 	}
-	var ops []Op
+	var ops []lever.Op
 	for range 5 {
 		select {
 		case c := <-changes:
@@ -147,7 +148,7 @@ func TestApplyGetReleaseExtend(t *testing.T) {
 			t.Fatalf("changes received: %v", ops)
 		}
 	}
-	if ops[4] != OpDel || ops[3] != OpSet {
+	if ops[4] != lever.OpDel || ops[3] != lever.OpSet {
 		t.Fatalf("change ops %v", ops)
 	}
 }
@@ -155,14 +156,14 @@ func TestApplyGetReleaseExtend(t *testing.T) {
 func TestConflictIsTypedAndJournaled(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t, testenv.StartRedis(t, testenv.RedisOptions{}), "", "")
-	cur, ver, head, _ := s.Get(ctx, Breaker, "payments")
-	bob := lever("payments", "open", time.Hour)
-	bob.Kind, bob.Actor, bob.Reason = Breaker, "bob", "p99 above timeout"
+	cur, ver, head, _ := s.Get(ctx, lever.Breaker, "payments")
+	bob := retriesLever("payments", "open", time.Hour)
+	bob.Kind, bob.Actor, bob.Reason = lever.Breaker, "bob", "p99 above timeout"
 	if _, err := s.Apply(ctx, ApplyRequest{Lever: bob, Expected: ver, Current: cur, Head: head}); err != nil {
 		t.Fatal(err)
 	}
-	alice := lever("payments", "open", time.Hour)
-	alice.Kind = Breaker
+	alice := retriesLever("payments", "open", time.Hour)
+	alice.Kind = lever.Breaker
 	_, err := s.Apply(ctx, ApplyRequest{Lever: alice, Expected: ver, Current: cur, Head: head})
 	var ce *ConflictError
 	if !errors.As(err, &ce) || exit.Code(err) != exit.Conflict {
@@ -175,7 +176,7 @@ func TestConflictIsTypedAndJournaled(t *testing.T) {
 	if last := es[len(es)-1]; last.Event != journal.ActionRefused || last.Actor != "alice" || last.Previous.Actor != "bob" {
 		t.Fatalf("refusal entry: %+v", last)
 	}
-	if l, _, _, _ := s.Get(ctx, Breaker, "payments"); l.Actor != "bob" {
+	if l, _, _, _ := s.Get(ctx, lever.Breaker, "payments"); l.Actor != "bob" {
 		t.Fatalf("conflicting apply changed the lever: %+v", l)
 	}
 }
@@ -183,7 +184,7 @@ func TestConflictIsTypedAndJournaled(t *testing.T) {
 func TestIdempotencyKeyReturnsFirstResult(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t, testenv.StartRedis(t, testenv.RedisOptions{}), "", "")
-	req := ApplyRequest{Lever: lever("checkout", "off", time.Hour), IdempotencyKey: "runbook-7-step-2"}
+	req := ApplyRequest{Lever: retriesLever("checkout", "off", time.Hour), IdempotencyKey: "runbook-7-step-2"}
 	first, err := s.Apply(ctx, req)
 	if err != nil {
 		t.Fatal(err)
@@ -199,7 +200,7 @@ func TestIdempotencyKeyReturnsFirstResult(t *testing.T) {
 	if n := len(journalEntries(t, s)); n != 1 {
 		t.Fatalf("journal has %d entries, want 1", n)
 	}
-	if l, ver, _, _ := s.Get(ctx, Retries, "checkout"); l.Value != "off" || ver != 1 {
+	if l, ver, _, _ := s.Get(ctx, lever.Retries, "checkout"); l.Value != "off" || ver != 1 {
 		t.Fatalf("lever %+v version %d", l, ver)
 	}
 }
@@ -208,14 +209,14 @@ func TestExpiryIsAbsentAtOnceAndJournaledOnce(t *testing.T) {
 	ctx := context.Background()
 	r := testenv.StartRedis(t, testenv.RedisOptions{})
 	s := openStore(t, r, "", "")
-	res := apply(t, s, lever("search", "off", time.Second))
+	res := apply(t, s, retriesLever("search", "off", time.Second))
 	expiry := res.Lever.ExpiresAt
 	time.Sleep(time.Until(expiry) + 10*time.Millisecond)
 
 	// A plain reader, as a flags provider would read, already sees nothing.
 	raw := redis.NewClient(&redis.Options{Addr: r.Addr})
 	defer raw.Close()
-	if n := raw.Exists(ctx, s.Keys().Lever(Retries, "search")).Val(); n != 0 {
+	if n := raw.Exists(ctx, s.Keys().Lever(lever.Retries, "search")).Val(); n != 0 {
 		t.Fatal("lever key still present after its expiry")
 	}
 
@@ -247,11 +248,11 @@ func TestExpiryIsAbsentAtOnceAndJournaledOnce(t *testing.T) {
 func TestApplyAfterUnjournaledExpiryJournalsItFirst(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t, testenv.StartRedis(t, testenv.RedisOptions{}), "", "")
-	first := apply(t, s, lever("search", "off", 300*time.Millisecond))
+	first := apply(t, s, retriesLever("search", "off", 300*time.Millisecond))
 	time.Sleep(400 * time.Millisecond)
 	// Apply with the state read before expiry: the script finds the
 	// unjournaled expiry, which must be journaled before the new write.
-	_, err := s.Apply(ctx, ApplyRequest{Lever: lever("search", "cap:2", time.Hour), Expected: 1, Current: first.Lever, Head: first.Entry.Hash})
+	_, err := s.Apply(ctx, ApplyRequest{Lever: retriesLever("search", "cap:2", time.Hour), Expected: 1, Current: first.Lever, Head: first.Entry.Hash})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +265,7 @@ func TestApplyAfterUnjournaledExpiryJournalsItFirst(t *testing.T) {
 func TestReleaseOfExpiredLeverIsNotActive(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t, testenv.StartRedis(t, testenv.RedisOptions{}), "", "")
-	first := apply(t, s, lever("search", "off", 200*time.Millisecond))
+	first := apply(t, s, retriesLever("search", "off", 200*time.Millisecond))
 	time.Sleep(300 * time.Millisecond)
 	_, err := s.Release(ctx, ReleaseRequest{Current: first.Lever})
 	var na *NotActiveError

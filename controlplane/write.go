@@ -10,6 +10,7 @@ import (
 
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // maxAttempts bounds the optimistic retries when other writers move the
@@ -25,12 +26,12 @@ type ApplyRequest struct {
 	// Lever to write: Kind, Target, Value, Actor, Reason, Incident and
 	// ExpiresAt. ActionID and CreatedAt default to a new ULID and now;
 	// Version and Previous are set by Apply.
-	Lever Lever
+	Lever lever.Lever
 	// Expected is the version the lever had when read (0 if never written).
 	Expected int64
 	// Current is the active lever that was read (nil if none); it becomes
 	// the new lever's Previous, restored on release.
-	Current *Lever
+	Current *lever.Lever
 	// Head is the journal head that was read; a stale or empty Head costs
 	// a retry, never a wrong chain.
 	Head string
@@ -51,7 +52,7 @@ type ApplyRequest struct {
 type Result struct {
 	// Lever is the lever active after the write; nil after a release that
 	// restored nothing.
-	Lever *Lever `json:"lever,omitempty"`
+	Lever *lever.Lever `json:"lever,omitempty"`
 	// Version is the lever's version after the write.
 	Version int64 `json:"version"`
 	// Entry is the journal entry appended, sealed.
@@ -91,14 +92,14 @@ func (s *Store) Apply(ctx context.Context, r ApplyRequest) (Result, error) {
 	e.Previous, e.New = state(l.Previous), state(&l)
 	e.Outcome = "applied"
 	return s.commit(ctx, write{
-		op: "apply " + Member(l.Kind, l.Target), kind: l.Kind, target: l.Target,
+		op: "apply " + lever.Member(l.Kind, l.Target), kind: l.Kind, target: l.Target,
 		expected: r.Expected, head: r.Head, entry: e, set: &l, mode: "apply", idemKey: r.IdempotencyKey, rate: r.Rate,
 	})
 }
 
 // ReleaseRequest undoes the lever Current (from Get or Levers).
 type ReleaseRequest struct {
-	Current *Lever
+	Current *lever.Lever
 	Head    string
 	// Entry describes the release; Event defaults to action.released.
 	Entry journal.Entry
@@ -107,7 +108,7 @@ type ReleaseRequest struct {
 // Release removes the lever, or restores its Previous if that has not
 // expired yet. The lever must still be at Current's version.
 func (s *Store) Release(ctx context.Context, r ReleaseRequest) (Result, error) {
-	var next *Lever
+	var next *lever.Lever
 	if c := r.Current; c != nil && c.Previous != nil && c.Previous.ExpiresAt.After(time.Now()) {
 		restored := *c.Previous
 		restored.Version = c.Version + 1
@@ -118,7 +119,7 @@ func (s *Store) Release(ctx context.Context, r ReleaseRequest) (Result, error) {
 
 // ExtendRequest moves the expiry of the lever Current.
 type ExtendRequest struct {
-	Current   *Lever
+	Current   *lever.Lever
 	ExpiresAt time.Time
 	Head      string
 	// Entry describes the extension; Event defaults to action.extended.
@@ -138,7 +139,7 @@ func (s *Store) Extend(ctx context.Context, r ExtendRequest) (Result, error) {
 }
 
 // update replaces (next) or removes (nil) the active lever c.
-func (s *Store) update(ctx context.Context, verb string, c, next *Lever, head string, e journal.Entry, ev journal.Event) (Result, error) {
+func (s *Store) update(ctx context.Context, verb string, c, next *lever.Lever, head string, e journal.Entry, ev journal.Event) (Result, error) {
 	if c == nil {
 		return Result{}, fmt.Errorf("%s: no lever given", verb)
 	}
@@ -153,7 +154,7 @@ func (s *Store) update(ctx context.Context, verb string, c, next *Lever, head st
 		e.Outcome = "extended"
 	}
 	return s.commit(ctx, write{
-		op: verb + " " + Member(c.Kind, c.Target), kind: c.Kind, target: c.Target,
+		op: verb + " " + lever.Member(c.Kind, c.Target), kind: c.Kind, target: c.Target,
 		expected: c.Version, head: head, entry: e, set: next, mode: "update",
 	})
 }
@@ -161,12 +162,12 @@ func (s *Store) update(ctx context.Context, verb string, c, next *Lever, head st
 // write is one lever change for commit.
 type write struct {
 	op       string
-	kind     Kind
+	kind     lever.Kind
 	target   string
 	expected int64
 	head     string
 	entry    journal.Entry
-	set      *Lever // nil deletes
+	set      *lever.Lever // nil deletes
 	mode     string
 	idemKey  string
 	rate     *RateCharge
@@ -175,13 +176,13 @@ type write struct {
 func (s *Store) commit(ctx context.Context, w write) (Result, error) {
 	s.stamp(&w.entry)
 	w.entry = identify(w.entry)
-	member := Member(w.kind, w.target)
+	member := lever.Member(w.kind, w.target)
 	k := s.keys
 	keys := []string{k.Lever(w.kind, w.target), k.Index(), k.Versions(), k.Held(), k.Journal(), k.JournalHead(), k.Idempotency(w.idemKey)}
-	change := Change{Op: OpDel, Kind: w.kind, Target: w.target, Version: w.expected + 1, Lever: w.set}
+	change := lever.Change{Op: lever.OpDel, Kind: w.kind, Target: w.target, Version: w.expected + 1, Lever: w.set}
 	op, leverJSON, expiry := "del", []byte{}, "0"
 	if w.set != nil {
-		change.Op, op = OpSet, "set"
+		change.Op, op = lever.OpSet, "set"
 		leverJSON, _ = json.Marshal(w.set)
 		expiry = strconv.FormatInt(w.set.ExpiresAt.UnixMilli(), 10)
 	}
@@ -251,7 +252,7 @@ func (s *Store) refuseConflict(ctx context.Context, w write, reply []string) err
 	ce := &ConflictError{Kind: w.kind, Target: w.target, Expected: w.expected}
 	ce.Actual, _ = strconv.ParseInt(reply[1], 10, 64)
 	if len(reply) > 2 && reply[2] != "" {
-		var h Lever
+		var h lever.Lever
 		if json.Unmarshal([]byte(reply[2]), &h) == nil {
 			ce.Holder = &h
 		}
@@ -261,7 +262,7 @@ func (s *Store) refuseConflict(ctx context.Context, w write, reply []string) err
 
 // refuse journals a write that the script refused, so every attempt is on
 // the record, and returns cause (or the journaling failure beside it).
-func (s *Store) refuse(ctx context.Context, attempt journal.Entry, holder *Lever, cause error) error {
+func (s *Store) refuse(ctx context.Context, attempt journal.Entry, holder *lever.Lever, cause error) error {
 	e := attempt
 	e.ID, e.Time = journal.NewID(), time.Now().UTC()
 	e.Event = journal.ActionRefused

@@ -8,9 +8,11 @@ import (
 
 	"github.com/open-feature/go-sdk/openfeature"
 	"github.com/redis/go-redis/v9"
+
 	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/flags"
 	"github.com/stormctl/stormctl/internal/testenv"
+	"github.com/stormctl/stormctl/lever"
 )
 
 func TestAcknowledgementsSeenBy(t *testing.T) {
@@ -34,7 +36,7 @@ func TestAcknowledgementsSeenBy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	member := controlplane.Member(controlplane.Retries, "checkout")
+	member := lever.Member(lever.Retries, "checkout")
 	expect := func(what string, seen, live int) {
 		t.Helper()
 		var got map[string]int
@@ -49,16 +51,16 @@ func TestAcknowledgementsSeenBy(t *testing.T) {
 		})
 	}
 
-	w.set(t, controlplane.Retries, "checkout", "off", time.Hour, true)
+	w.set(t, lever.Retries, "checkout", "off", time.Hour, true)
 	expect("every instance acknowledges version 1", n, n)
-	w.set(t, controlplane.Retries, "checkout", "cap:2", time.Hour, true)
+	w.set(t, lever.Retries, "checkout", "cap:2", time.Hour, true)
 	expect("every instance acknowledges version 2", n, n)
 	// A version no instance has seen: written without a message.
-	w.set(t, controlplane.Retries, "checkout", "cap:3", time.Hour, false)
+	w.set(t, lever.Retries, "checkout", "cap:3", time.Hour, false)
 	if got, live, _ := store.Acks(ctx); got[member] != 0 || live != n {
 		t.Errorf("unpublished version: seen by %d of %d, want 0 of %d", got[member], live, n)
 	}
-	w.set(t, controlplane.Retries, "checkout", "cap:4", time.Hour, true)
+	w.set(t, lever.Retries, "checkout", "cap:4", time.Hour, true)
 	expect("version 4", n, n)
 
 	providers[0].Shutdown()

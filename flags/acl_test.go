@@ -12,6 +12,7 @@ import (
 	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/flags"
 	"github.com/stormctl/stormctl/internal/testenv"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // TestServiceRoleIsEnough: a provider logged in with the `service` role of
@@ -32,16 +33,16 @@ func TestServiceRoleIsEnough(t *testing.T) {
 	}
 	t.Cleanup(p.Shutdown)
 
-	w.set(t, controlplane.Retries, "checkout", flags.ValueOff, time.Hour, true)
+	w.set(t, lever.Retries, "checkout", lever.ValueOff, time.Hour, true)
 	store, err := controlplane.NewStore(context.Background(), w.c, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 5*time.Second, "the service user's acknowledgement", func() bool {
 		seen, live, err := store.Acks(context.Background())
-		return err == nil && live == 1 && seen[controlplane.Member(controlplane.Retries, "checkout")] == 1
+		return err == nil && live == 1 && seen[lever.Member(lever.Retries, "checkout")] == 1
 	})
-	err = svc.Set(context.Background(), keys.Lever(controlplane.Retries, "checkout"), "{}", 0).Err()
+	err = svc.Set(context.Background(), keys.Lever(lever.Retries, "checkout"), "{}", 0).Err()
 	if err == nil || !strings.Contains(err.Error(), "NOPERM") {
 		t.Fatalf("service user wrote a lever: %v", err)
 	}

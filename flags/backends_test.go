@@ -11,6 +11,7 @@ import (
 	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/flags"
 	"github.com/stormctl/stormctl/lab/labtest"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // onBackends runs f once per backend, with the server's address and a
@@ -21,7 +22,7 @@ func onBackends(t *testing.T, f func(t *testing.T, addr string, w levers)) {
 			addr := b.Start(t)
 			c := redis.NewClient(&redis.Options{Addr: addr})
 			t.Cleanup(func() { _ = c.Close() })
-			f(t, addr, levers{c: c, keys: controlplane.NewKeys("")})
+			f(t, addr, levers{c: c, keys: lever.NewKeys("")})
 		})
 	}
 }
@@ -33,21 +34,21 @@ func TestBackendsPushResyncExpiry(t *testing.T) {
 		c, ev := sdk(t, flags.NewProvider(w.c, flags.ResyncInterval(300*time.Millisecond)))
 		ctx, checkout := context.Background(), evalCtx("checkout", "payments")
 
-		w.set(t, controlplane.Retries, "checkout->payments", "cap:2", time.Hour, true)
+		w.set(t, lever.Retries, "checkout->payments", "cap:2", time.Hour, true)
 		ev.wait(t, openfeature.ProviderConfigChange, 5*time.Second)
 		if v := c.Int(ctx, flags.RetriesMaxAttempts, 5, checkout); v != 2 {
 			t.Errorf("pushed cap: %d, want 2", v)
 		}
-		w.set(t, controlplane.Breaker, "payments", "open", time.Hour, false)
+		w.set(t, lever.Breaker, "payments", "open", time.Hour, false)
 		eventually(t, 5*time.Second, "the resync repairs an unpublished lever", func() bool {
 			return c.Boolean(ctx, flags.BreakerForcedOpen, false, checkout)
 		})
-		w.release(t, controlplane.Retries, "checkout->payments")
+		w.release(t, lever.Retries, "checkout->payments")
 		eventually(t, 5*time.Second, "the release is pushed", func() bool {
 			return c.Int(ctx, flags.RetriesMaxAttempts, 5, checkout) == 5
 		})
 
-		l := w.set(t, controlplane.Shed, "checkout", "40", 500*time.Millisecond, true)
+		l := w.set(t, lever.Shed, "checkout", "40", 500*time.Millisecond, true)
 		eventually(t, 5*time.Second, "the shed lever is pushed", func() bool {
 			return c.Int(ctx, flags.ShedPercent, 0, checkout) == 40 || time.Now().After(l.ExpiresAt)
 		})
@@ -55,7 +56,7 @@ func TestBackendsPushResyncExpiry(t *testing.T) {
 		if v := c.Int(ctx, flags.ShedPercent, 9, checkout); v != 0 {
 			t.Errorf("at ExpiresAt: shed %d, want 0", v)
 		}
-		key := w.keys.Lever(controlplane.Shed, "checkout")
+		key := w.keys.Lever(lever.Shed, "checkout")
 		eventually(t, 200*time.Millisecond, "the key expires on the server", func() bool {
 			return w.c.Exists(ctx, key).Val() == 0
 		})
@@ -87,14 +88,14 @@ func TestBackendsAcknowledgements(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		member := controlplane.Member(controlplane.Degraded, "checkout")
+		member := lever.Member(lever.Degraded, "checkout")
 		seen := func(want, live int) func() bool {
 			return func() bool {
 				got, n, err := store.Acks(ctx)
 				return err == nil && got[member] == want && n == live
 			}
 		}
-		w.set(t, controlplane.Degraded, "checkout", "on", time.Hour, true)
+		w.set(t, lever.Degraded, "checkout", "on", time.Hour, true)
 		eventually(t, 5*time.Second, "both instances acknowledge", seen(2, 2))
 		_ = clients[1].Close() // b crashes: it cannot withdraw
 		eventually(t, 10*heartbeat, "b's acknowledgements expire", seen(1, 1))

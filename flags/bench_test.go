@@ -12,9 +12,10 @@ import (
 	"github.com/open-feature/go-sdk/openfeature"
 	"github.com/open-feature/go-sdk/openfeature/memprovider"
 	"github.com/redis/go-redis/v9"
-	"github.com/stormctl/stormctl/controlplane"
+
 	"github.com/stormctl/stormctl/flags"
 	"github.com/stormctl/stormctl/internal/testenv"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // fleet is n providers, each with its own Redis connections, reporting how
@@ -96,7 +97,7 @@ func BenchmarkPropagation(b *testing.B) {
 		now := time.Now().UnixNano()
 		push.t0.Store(now)
 		poll.t0.Store(now)
-		w.set(b, controlplane.Shed, "checkout", fmt.Sprint(round%100+1), time.Hour, true)
+		w.set(b, lever.Shed, "checkout", fmt.Sprint(round%100+1), time.Hour, true)
 		push.collect(b, &pushed, 10*time.Second)
 		poll.collect(b, &polled, 10*time.Second)
 	}
@@ -113,8 +114,8 @@ func BenchmarkPropagation(b *testing.B) {
 // through the SDK client, against the SDK's in-memory provider as baseline.
 func BenchmarkEvaluate(b *testing.B) {
 	_, rc, w := newRedis(b, testenv.RedisOptions{})
-	w.set(b, controlplane.Retries, "checkout", "cap:3", time.Hour, true)
-	w.set(b, controlplane.Breaker, "payments", "open", time.Hour, true)
+	w.set(b, lever.Retries, "checkout", "cap:3", time.Hour, true)
+	w.set(b, lever.Breaker, "payments", "open", time.Hour, true)
 	p := flags.NewProvider(rc, flags.ResyncInterval(time.Hour))
 	client, _ := sdk(b, p)
 	ctx, ec := context.Background(), evalCtx("checkout", "payments")

@@ -7,9 +7,10 @@ import (
 	"time"
 
 	"github.com/open-feature/go-sdk/openfeature"
-	"github.com/stormctl/stormctl/controlplane"
+
 	"github.com/stormctl/stormctl/flags"
 	"github.com/stormctl/stormctl/internal/testenv"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // details evaluates flag through the SDK client with the Go type of def.
@@ -34,17 +35,17 @@ func details(c *openfeature.Client, flag string, def any, ec openfeature.Evaluat
 func TestEvaluateThroughSDK(t *testing.T) {
 	_, rc, w := newRedis(t, testenv.RedisOptions{})
 	// Written before Init: the first sync reads them.
-	held := map[string]controlplane.Lever{}
+	held := map[string]lever.Lever{}
 	for _, l := range []struct {
-		kind          controlplane.Kind
+		kind          lever.Kind
 		target, value string
 	}{
-		{controlplane.Retries, "checkout", "cap:2"},
-		{controlplane.Retries, "checkout->payments", "off"},
-		{controlplane.Breaker, "payments", "open"},
-		{controlplane.Breaker, "checkout->ledger", "open"},
-		{controlplane.Autoscaling, "checkout", "frozen"},
-		{controlplane.Shed, "billing", "lots"},
+		{lever.Retries, "checkout", "cap:2"},
+		{lever.Retries, "checkout->payments", "off"},
+		{lever.Breaker, "payments", "open"},
+		{lever.Breaker, "checkout->ledger", "open"},
+		{lever.Autoscaling, "checkout", "frozen"},
+		{lever.Shed, "billing", "lots"},
 	} {
 		held[l.target+"/"+string(l.kind)] = w.set(t, l.kind, l.target, l.value, time.Hour, true)
 	}
@@ -54,9 +55,9 @@ func TestEvaluateThroughSDK(t *testing.T) {
 		t.Fatalf("state after init = %s", c.State())
 	}
 	// Written after Init: they arrive by push.
-	held["checkout/degraded"] = w.set(t, controlplane.Degraded, "checkout", "rules-only", time.Hour, true)
+	held["checkout/degraded"] = w.set(t, lever.Degraded, "checkout", "rules-only", time.Hour, true)
 	ev.wait(t, openfeature.ProviderConfigChange, 5*time.Second)
-	held["checkout/shed"] = w.set(t, controlplane.Shed, "checkout", "25", time.Hour, true)
+	held["checkout/shed"] = w.set(t, lever.Shed, "checkout", "25", time.Hour, true)
 	ev.wait(t, openfeature.ProviderConfigChange, 5*time.Second)
 
 	const (

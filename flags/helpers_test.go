@@ -10,16 +10,17 @@ import (
 	"github.com/open-feature/go-sdk/openfeature"
 	"github.com/open-feature/go-sdk/openfeature/isolated"
 	"github.com/redis/go-redis/v9"
-	"github.com/stormctl/stormctl/controlplane"
+
 	"github.com/stormctl/stormctl/flags"
 	"github.com/stormctl/stormctl/internal/testenv"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // levers writes levers the way the control plane's scripts do (SET with
 // PXAT, index, version, change message), without them.
 type levers struct {
 	c    *redis.Client
-	keys controlplane.Keys
+	keys lever.Keys
 }
 
 func newRedis(t testing.TB, opts testenv.RedisOptions) (*testenv.Redis, *redis.Client, levers) {
@@ -27,21 +28,21 @@ func newRedis(t testing.TB, opts testenv.RedisOptions) (*testenv.Redis, *redis.C
 	srv := testenv.StartRedis(t, opts)
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	t.Cleanup(func() { _ = c.Close() })
-	return srv, c, levers{c: c, keys: controlplane.NewKeys("")}
+	return srv, c, levers{c: c, keys: lever.NewKeys("")}
 }
 
 // set applies a lever expiring after ttl; publish=false simulates a lost
 // change message.
-func (w levers) set(t testing.TB, kind controlplane.Kind, target, value string, ttl time.Duration, publish bool) controlplane.Lever {
+func (w levers) set(t testing.TB, kind lever.Kind, target, value string, ttl time.Duration, publish bool) lever.Lever {
 	t.Helper()
 	ctx := context.Background()
-	m := controlplane.Member(kind, target)
+	m := lever.Member(kind, target)
 	v := w.nextVersion(t, m)
 	now := time.Now().Truncate(time.Millisecond)
-	l := controlplane.Lever{Kind: kind, Target: target, Value: value, ActionID: "act-" + m,
+	l := lever.Lever{Kind: kind, Target: target, Value: value, ActionID: "act-" + m,
 		Actor: "alice", Reason: "test", CreatedAt: now, ExpiresAt: now.Add(ttl), Version: v}
 	raw, _ := json.Marshal(l)
-	msg, _ := json.Marshal(controlplane.Change{Op: controlplane.OpSet, Kind: kind, Target: target, Version: v, Lever: &l})
+	msg, _ := json.Marshal(lever.Change{Op: lever.OpSet, Kind: kind, Target: target, Version: v, Lever: &l})
 	_, err := w.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.SetArgs(ctx, w.keys.Lever(kind, target), raw, redis.SetArgs{ExpireAt: l.ExpiresAt})
 		p.ZAdd(ctx, w.keys.Index(), redis.Z{Score: float64(l.ExpiresAt.UnixMilli()), Member: m})
@@ -67,12 +68,12 @@ func (w levers) nextVersion(t testing.TB, member string) int64 {
 }
 
 // release removes a lever, as `stormctl action release` does.
-func (w levers) release(t testing.TB, kind controlplane.Kind, target string) {
+func (w levers) release(t testing.TB, kind lever.Kind, target string) {
 	t.Helper()
 	ctx := context.Background()
-	m := controlplane.Member(kind, target)
+	m := lever.Member(kind, target)
 	v := w.nextVersion(t, m)
-	msg, _ := json.Marshal(controlplane.Change{Op: controlplane.OpDel, Kind: kind, Target: target, Version: v})
+	msg, _ := json.Marshal(lever.Change{Op: lever.OpDel, Kind: kind, Target: target, Version: v})
 	_, err := w.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.Del(ctx, w.keys.Lever(kind, target))
 		p.ZRem(ctx, w.keys.Index(), m)

@@ -12,7 +12,8 @@ import (
 
 	"github.com/open-feature/go-sdk/openfeature"
 	"github.com/redis/go-redis/v9"
-	"github.com/stormctl/stormctl/controlplane"
+
+	"github.com/stormctl/stormctl/lever"
 )
 
 // run is one Init…Shutdown lifetime of the background goroutines.
@@ -164,8 +165,8 @@ func (p *Provider) emitChanged(members []string) {
 	}
 	var keys []string
 	for _, m := range members {
-		if kind, _, err := controlplane.ParseMember(m); err == nil {
-			keys = append(keys, FlagsOf(kind)...)
+		if kind, _, err := lever.ParseMember(m); err == nil {
+			keys = append(keys, lever.KeysOf(kind)...)
 		}
 	}
 	slices.Sort(keys)

@@ -8,7 +8,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/stormctl/stormctl/controlplane"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // Defaults of the provider's options.
@@ -33,7 +33,7 @@ func positive(d time.Duration, field func(*options) *time.Duration) Option {
 }
 
 type options struct {
-	keys       controlplane.Keys
+	keys       lever.Keys
 	now        func() time.Time
 	resync     time.Duration
 	staleAfter time.Duration
@@ -47,7 +47,7 @@ type options struct {
 
 func defaultOptions() options {
 	return options{
-		keys:       controlplane.NewKeys(""),
+		keys:       lever.NewKeys(""),
 		now:        time.Now,
 		resync:     DefaultResyncInterval,
 		staleAfter: DefaultStaleAfter,
@@ -62,7 +62,7 @@ func defaultOptions() options {
 
 // Namespace selects the control-plane namespace (controlplane.NewKeys).
 func Namespace(ns string) Option {
-	return func(o *options) { o.keys = controlplane.NewKeys(ns) }
+	return func(o *options) { o.keys = lever.NewKeys(ns) }
 }
 
 // Clock sets the wall clock used to decide whether a lever has expired and
@@ -128,19 +128,19 @@ func Logger(l *slog.Logger) Option {
 	}
 }
 
-// failSafes validates the fail-safe options into a table indexed like Table.
-func (o *options) failSafes() ([]*value, error) {
-	out := make([]*value, len(Table))
+// failSafes validates the fail-safe options into a table indexed like lever.Table.
+func (o *options) failSafes() ([]*lever.Value, error) {
+	out := make([]*lever.Value, len(lever.Table))
 	for key, x := range o.failSafe {
-		f, ok := byKey[key]
+		f, ok := lever.Lookup(key)
 		if !ok {
 			return nil, fmt.Errorf("fail-safe for unknown flag %q", key)
 		}
-		v, ok := valueOf(f.Type, x)
+		v, ok := f.Coerce(x)
 		if !ok {
 			return nil, fmt.Errorf("fail-safe for %s: %T is not a %s", key, x, f.Type)
 		}
-		out[f.index] = &v
+		out[f.Index] = &v
 	}
 	return out, nil
 }

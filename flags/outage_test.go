@@ -6,10 +6,11 @@ import (
 	"time"
 
 	"github.com/open-feature/go-sdk/openfeature"
-	"github.com/stormctl/stormctl/controlplane"
+	"go.uber.org/goleak"
+
 	"github.com/stormctl/stormctl/flags"
 	"github.com/stormctl/stormctl/internal/testenv"
-	"go.uber.org/goleak"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // noLeaks checks, after every other cleanup of the test, that no goroutine
@@ -23,7 +24,7 @@ func TestOutageStaleErrorAndRecovery(t *testing.T) {
 	noLeaks(t)
 	const staleAfter, errorAfter = 500 * time.Millisecond, 1500 * time.Millisecond
 	srv, rc, w := newRedis(t, testenv.RedisOptions{Persist: true})
-	w.set(t, controlplane.Retries, "checkout", "off", time.Hour, true)
+	w.set(t, lever.Retries, "checkout", "off", time.Hour, true)
 	p := flags.NewProvider(rc, flags.ResyncInterval(time.Hour), flags.StaleAfter(staleAfter),
 		flags.ErrorAfter(errorAfter), flags.Heartbeat(100*time.Millisecond), flags.FailSafe(flags.DegradedMode, "on"))
 	c, ev := sdk(t, p)
@@ -42,7 +43,7 @@ func TestOutageStaleErrorAndRecovery(t *testing.T) {
 		t.Fatalf("live: %+v", g)
 	}
 	// Written without a message: only a resync can bring it.
-	w.set(t, controlplane.Shed, "checkout", "30", time.Hour, false)
+	w.set(t, lever.Shed, "checkout", "30", time.Hour, false)
 
 	killed := time.Now()
 	srv.Kill()

@@ -9,6 +9,8 @@ import (
 
 	"github.com/open-feature/go-sdk/openfeature"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/stormctl/stormctl/lever"
 )
 
 // ReasonStale marks a value served from the last snapshot, or a fail-safe
@@ -39,7 +41,7 @@ const (
 type Provider struct {
 	client   redis.UniversalClient
 	opts     options
-	failSafe []*value
+	failSafe []*lever.Value
 	optErr   error
 
 	snap atomic.Pointer[snapshot]
@@ -101,32 +103,32 @@ func (p *Provider) Metadata() openfeature.Metadata {
 // Hooks returns no hooks.
 func (p *Provider) Hooks() []openfeature.Hook { return nil }
 
-// BooleanEvaluation resolves a bool flag of Table.
+// BooleanEvaluation resolves a bool flag of lever.Table.
 func (p *Provider) BooleanEvaluation(_ context.Context, flag string, def bool, fc openfeature.FlattenedContext) openfeature.BoolResolutionDetail {
-	return resolveAs(p, flag, Bool, def, fc, func(v value) bool { return v.b })
+	return resolveAs(p, flag, lever.Bool, def, fc, func(v lever.Value) bool { return v.Bool })
 }
 
-// IntEvaluation resolves an int flag of Table.
+// IntEvaluation resolves an int flag of lever.Table.
 func (p *Provider) IntEvaluation(_ context.Context, flag string, def int64, fc openfeature.FlattenedContext) openfeature.IntResolutionDetail {
-	return resolveAs(p, flag, Int, def, fc, func(v value) int64 { return v.i })
+	return resolveAs(p, flag, lever.Int, def, fc, func(v lever.Value) int64 { return v.Int })
 }
 
-// StringEvaluation resolves a string flag of Table.
+// StringEvaluation resolves a string flag of lever.Table.
 func (p *Provider) StringEvaluation(_ context.Context, flag string, def string, fc openfeature.FlattenedContext) openfeature.StringResolutionDetail {
-	return resolveAs(p, flag, String, def, fc, func(v value) string { return v.s })
+	return resolveAs(p, flag, lever.String, def, fc, func(v lever.Value) string { return v.String })
 }
 
 // FloatEvaluation fails: the contract has no float flag.
 func (p *Provider) FloatEvaluation(_ context.Context, flag string, def float64, fc openfeature.FlattenedContext) openfeature.FloatResolutionDetail {
-	return resolveAs(p, flag, "float", def, fc, func(value) float64 { return def })
+	return resolveAs(p, flag, "float", def, fc, func(lever.Value) float64 { return def })
 }
 
 // ObjectEvaluation fails: the contract has no object flag.
 func (p *Provider) ObjectEvaluation(_ context.Context, flag string, def any, fc openfeature.FlattenedContext) openfeature.InterfaceResolutionDetail {
-	return resolveAs(p, flag, "object", def, fc, func(v value) any { return def })
+	return resolveAs(p, flag, "object", def, fc, func(lever.Value) any { return def })
 }
 
-func resolveAs[T any](p *Provider, flag string, t Type, def T, fc openfeature.FlattenedContext, get func(value) T) openfeature.GenericResolutionDetail[T] {
+func resolveAs[T any](p *Provider, flag string, t lever.Type, def T, fc openfeature.FlattenedContext, get func(lever.Value) T) openfeature.GenericResolutionDetail[T] {
 	v, ok, d := p.resolve(flag, t, fc)
 	if ok {
 		def = get(v)
@@ -138,8 +140,8 @@ var failSafeMeta = openfeature.FlagMetadata{"failsafe": true}
 
 // resolve evaluates flag from the snapshot; ok is false when the caller's
 // default value applies.
-func (p *Provider) resolve(key string, t Type, fc openfeature.FlattenedContext) (v value, ok bool, d openfeature.ProviderResolutionDetail) {
-	f, found := byKey[key]
+func (p *Provider) resolve(key string, t lever.Type, fc openfeature.FlattenedContext) (v lever.Value, ok bool, d openfeature.ProviderResolutionDetail) {
+	f, found := lever.Lookup(key)
 	if !found {
 		return v, false, failed(openfeature.NewFlagNotFoundResolutionError("unknown flag " + key))
 	}
@@ -153,7 +155,7 @@ func (p *Provider) resolve(key string, t Type, fc openfeature.FlattenedContext) 
 	}
 	snap, mode := p.snap.Load(), p.mode.Load()
 	if mode == modeStale || !snap.synced {
-		if fs := p.failSafe[f.index]; fs != nil {
+		if fs := p.failSafe[f.Index]; fs != nil {
 			return *fs, true, openfeature.ProviderResolutionDetail{Reason: ReasonStale, Variant: VariantFailSafe, FlagMetadata: failSafeMeta}
 		}
 		if !snap.synced {
@@ -170,17 +172,15 @@ func (p *Provider) resolve(key string, t Type, fc openfeature.FlattenedContext) 
 	e := snap.match(f.Kind, service, dependency, p.opts.now())
 	if e == nil {
 		d = openfeature.ProviderResolutionDetail{Reason: absent, Variant: VariantAbsent}
-		if f.absent == nil {
-			return v, false, d
-		}
-		return *f.absent, true, d
+		av, ok := f.AbsentValue()
+		return av, ok, d
 	}
-	if err := e.errs[f.index]; err != nil {
+	if err := e.errs[f.Index]; err != nil {
 		d = failed(openfeature.NewParseErrorResolutionError(err.Error()))
 		d.FlagMetadata = e.meta
 		return v, false, d
 	}
-	return e.values[f.index], true, openfeature.ProviderResolutionDetail{Reason: matched, Variant: e.variant, FlagMetadata: e.meta}
+	return e.values[f.Index], true, openfeature.ProviderResolutionDetail{Reason: matched, Variant: e.variant, FlagMetadata: e.meta}
 }
 
 func failed(err openfeature.ResolutionError) openfeature.ProviderResolutionDetail {

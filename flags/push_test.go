@@ -8,9 +8,10 @@ import (
 	"time"
 
 	"github.com/open-feature/go-sdk/openfeature"
-	"github.com/stormctl/stormctl/controlplane"
+
 	"github.com/stormctl/stormctl/flags"
 	"github.com/stormctl/stormctl/internal/testenv"
+	"github.com/stormctl/stormctl/lever"
 )
 
 func TestPushAppliesWithoutResync(t *testing.T) {
@@ -18,7 +19,7 @@ func TestPushAppliesWithoutResync(t *testing.T) {
 	c, ev := sdk(t, flags.NewProvider(rc, flags.ResyncInterval(time.Hour)))
 	ctx, checkout := context.Background(), evalCtx("checkout", "payments")
 
-	w.set(t, controlplane.Retries, "checkout", "off", time.Hour, true)
+	w.set(t, lever.Retries, "checkout", "off", time.Hour, true)
 	d := ev.wait(t, openfeature.ProviderConfigChange, 5*time.Second)
 	if want := []string{flags.RetriesEnabled, flags.RetriesMaxAttempts}; !slices.Equal(d.FlagChanges, want) {
 		t.Errorf("changed flags = %v, want %v", d.FlagChanges, want)
@@ -27,7 +28,7 @@ func TestPushAppliesWithoutResync(t *testing.T) {
 		t.Errorf("after retries off: %v %s", v.Value, v.Reason)
 	}
 
-	w.release(t, controlplane.Retries, "checkout")
+	w.release(t, lever.Retries, "checkout")
 	ev.wait(t, openfeature.ProviderConfigChange, 5*time.Second)
 	if v, _ := c.BooleanValueDetails(ctx, flags.RetriesEnabled, false, checkout); !v.Value || v.Reason != openfeature.DefaultReason {
 		t.Errorf("after release: %v %s", v.Value, v.Reason)
@@ -40,7 +41,7 @@ func TestMissedMessageRepairedByResync(t *testing.T) {
 	fast, ev := sdk(t, flags.NewProvider(rc, flags.ResyncInterval(200*time.Millisecond)))
 	ctx, checkout := context.Background(), evalCtx("checkout", "")
 
-	w.set(t, controlplane.Degraded, "checkout", "on", time.Hour, false)
+	w.set(t, lever.Degraded, "checkout", "on", time.Hour, false)
 	d := ev.wait(t, openfeature.ProviderConfigChange, 5*time.Second)
 	if !slices.Equal(d.FlagChanges, []string{flags.DegradedMode}) {
 		t.Errorf("changed flags = %v", d.FlagChanges)
@@ -53,7 +54,7 @@ func TestMissedMessageRepairedByResync(t *testing.T) {
 	}
 
 	// A release whose message was lost.
-	if err := rc.Del(ctx, w.keys.Lever(controlplane.Degraded, "checkout")).Err(); err != nil {
+	if err := rc.Del(ctx, w.keys.Lever(lever.Degraded, "checkout")).Err(); err != nil {
 		t.Fatal(err)
 	}
 	ev.wait(t, openfeature.ProviderConfigChange, 5*time.Second)
@@ -67,7 +68,7 @@ func TestExpiryAtExpiresAt(t *testing.T) {
 	c, ev := sdk(t, flags.NewProvider(rc, flags.ResyncInterval(time.Hour)))
 	ctx, checkout := context.Background(), evalCtx("checkout", "")
 
-	l := w.set(t, controlplane.Shed, "checkout", "40", 600*time.Millisecond, true)
+	l := w.set(t, lever.Shed, "checkout", "40", 600*time.Millisecond, true)
 	ev.wait(t, openfeature.ProviderConfigChange, 5*time.Second)
 	if v := c.Int(ctx, flags.ShedPercent, 0, checkout); v != 40 && time.Now().Before(l.ExpiresAt) {
 		t.Fatalf("shed = %d before expiry, want 40", v)
@@ -92,7 +93,7 @@ func TestExpiryFollowsTheClock(t *testing.T) {
 	c, ev := sdk(t, flags.NewProvider(rc, flags.ResyncInterval(time.Hour), flags.Clock(clock)))
 	ctx, checkout := context.Background(), evalCtx("checkout", "")
 
-	l := w.set(t, controlplane.Autoscaling, "checkout", "frozen", time.Hour, true)
+	l := w.set(t, lever.Autoscaling, "checkout", "frozen", time.Hour, true)
 	ev.wait(t, openfeature.ProviderConfigChange, 5*time.Second)
 	before := l.ExpiresAt.Add(-time.Millisecond)
 	now.Store(&before)

@@ -7,24 +7,9 @@ import (
 	"time"
 
 	"github.com/open-feature/go-sdk/openfeature"
-	"github.com/stormctl/stormctl/controlplane"
+
+	"github.com/stormctl/stormctl/lever"
 )
-
-// leverKey addresses a lever by what an evaluation context can name, so a
-// lookup needs no string building: a bare breaker target is a dependency,
-// any other bare target a service.
-type leverKey struct {
-	kind                controlplane.Kind
-	service, dependency string
-}
-
-func keyOf(kind controlplane.Kind, target string) leverKey {
-	s, d := controlplane.SplitTarget(target)
-	if kind == controlplane.Breaker && d == "" {
-		s, d = "", s
-	}
-	return leverKey{kind, s, d}
-}
 
 // entry is one lever as evaluations need it: values parsed once per flag of
 // its kind, metadata built once.
@@ -33,19 +18,19 @@ type entry struct {
 	version int64
 	expires time.Time // zero: never
 	variant string
-	values  []value // indexed like Table
+	values  []lever.Value // indexed like lever.Table
 	errs    []error
 	meta    openfeature.FlagMetadata
 }
 
-func newEntry(l *controlplane.Lever) *entry {
+func newEntry(l *lever.Lever) *entry {
 	e := &entry{
-		member:  controlplane.Member(l.Kind, l.Target),
+		member:  lever.Member(l.Kind, l.Target),
 		version: l.Version,
 		expires: l.ExpiresAt,
 		variant: l.Value,
-		values:  make([]value, len(Table)),
-		errs:    make([]error, len(Table)),
+		values:  make([]lever.Value, len(lever.Table)),
+		errs:    make([]error, len(lever.Table)),
 		meta: openfeature.FlagMetadata{
 			"target":    l.Target,
 			"action_id": l.ActionID,
@@ -59,8 +44,8 @@ func newEntry(l *controlplane.Lever) *entry {
 	if l.Incident != "" {
 		e.meta["incident"] = l.Incident
 	}
-	for _, f := range byKind[l.Kind] {
-		e.values[f.index], e.errs[f.index] = f.parse(l.Value)
+	for _, f := range lever.FlagsOf(l.Kind) {
+		e.values[f.Index], e.errs[f.Index] = f.Parse(l.Value)
 	}
 	return e
 }
@@ -71,33 +56,18 @@ func (e *entry) live(now time.Time) bool {
 
 // snapshot is an immutable view of every lever; writers replace it whole.
 type snapshot struct {
-	levers map[leverKey]*entry
+	levers map[lever.Scope]*entry
 	synced bool // false until the first full sync
 }
 
 // match finds the most specific live lever of kind for a service and a
-// dependency: service->dependency, then service, then dependency.
-func (s *snapshot) match(kind controlplane.Kind, service, dependency string, now time.Time) *entry {
-	try := func(k leverKey) *entry {
-		if e, ok := s.levers[k]; ok && e.live(now) {
-			return e
-		}
-		return nil
-	}
-	if service != "" && dependency != "" {
-		if e := try(leverKey{kind, service, dependency}); e != nil {
-			return e
-		}
-	}
-	if service != "" {
-		if e := try(leverKey{kind, service, ""}); e != nil {
-			return e
-		}
-	}
-	if dependency != "" {
-		return try(leverKey{kind, "", dependency})
-	}
-	return nil
+// dependency (lever.Match).
+func (s *snapshot) match(kind lever.Kind, service, dependency string, now time.Time) *entry {
+	e, _ := lever.Match(kind, service, dependency, func(sc lever.Scope) (*entry, bool) {
+		e, ok := s.levers[sc]
+		return e, ok && e.live(now)
+	})
+	return e
 }
 
 // nextExpiry is the earliest expiry of any lever in the snapshot.
@@ -114,8 +84,8 @@ func (s *snapshot) nextExpiry() time.Time {
 // fetched is one member as read by a full resync.
 type fetched struct {
 	member  string
-	lever   *controlplane.Lever // nil: absent (expired or released)
-	version int64               // from the versions hash
+	lever   *lever.Lever // nil: absent (expired or released)
+	version int64        // from the versions hash
 }
 
 // tracker holds what the provider has applied: the snapshot it serves and,
@@ -131,7 +101,7 @@ type tracker struct {
 
 func newTracker() *tracker {
 	return &tracker{
-		snap:     &snapshot{levers: map[leverKey]*entry{}},
+		snap:     &snapshot{levers: map[lever.Scope]*entry{}},
 		versions: map[string]int64{},
 		seqs:     map[string]uint64{},
 	}
@@ -139,14 +109,14 @@ func newTracker() *tracker {
 
 // applyChange applies one pushed change; it reports false when the change
 // is not newer than what is already applied.
-func (t *tracker) applyChange(c controlplane.Change) bool {
-	m := controlplane.Member(c.Kind, c.Target)
+func (t *tracker) applyChange(c lever.Change) bool {
+	m := lever.Member(c.Kind, c.Target)
 	if v, ok := t.versions[m]; ok && c.Version <= v {
 		return false
 	}
 	levers := maps.Clone(t.snap.levers)
-	k := keyOf(c.Kind, c.Target)
-	if c.Op == controlplane.OpSet && c.Lever != nil {
+	k := lever.ScopeOf(c.Kind, c.Target)
+	if c.Op == lever.OpSet && c.Lever != nil {
 		levers[k] = newEntry(c.Lever)
 	} else {
 		delete(levers, k)
@@ -161,17 +131,17 @@ func (t *tracker) applyChange(c controlplane.Change) bool {
 // sequence number was since, keeping pushes that arrived during the read
 // unless the read saw a newer version. It returns the members that changed.
 func (t *tracker) applySync(read []fetched, since uint64) []string {
-	levers := map[leverKey]*entry{}
+	levers := map[lever.Scope]*entry{}
 	versions := map[string]int64{}
 	seqs := map[string]uint64{}
 	keep := func(m string) {
 		versions[m], seqs[m] = t.versions[m], t.seqs[m]
-		kind, target, err := controlplane.ParseMember(m)
+		kind, target, err := lever.ParseMember(m)
 		if err != nil {
 			return
 		}
-		if e, ok := t.snap.levers[keyOf(kind, target)]; ok && e.member == m {
-			levers[keyOf(kind, target)] = e
+		if e, ok := t.snap.levers[lever.ScopeOf(kind, target)]; ok && e.member == m {
+			levers[lever.ScopeOf(kind, target)] = e
 		}
 	}
 	for _, f := range read {
@@ -185,7 +155,7 @@ func (t *tracker) applySync(read []fetched, since uint64) []string {
 		}
 		versions[f.member] = v
 		if f.lever != nil {
-			levers[keyOf(f.lever.Kind, f.lever.Target)] = newEntry(f.lever)
+			levers[lever.ScopeOf(f.lever.Kind, f.lever.Target)] = newEntry(f.lever)
 		}
 	}
 	for m, s := range t.seqs {
@@ -200,7 +170,7 @@ func (t *tracker) applySync(read []fetched, since uint64) []string {
 }
 
 // diff lists the members whose lever differs between two snapshots.
-func diff(old, cur map[leverKey]*entry) []string {
+func diff(old, cur map[lever.Scope]*entry) []string {
 	var changed []string
 	for k, e := range cur {
 		if o, ok := old[k]; !ok || o.version != e.version || o.member != e.member {
@@ -218,7 +188,7 @@ func diff(old, cur map[leverKey]*entry) []string {
 // dropExpired removes levers expired at now and returns their members; their
 // acknowledged versions stay, since expiry does not bump the version.
 func (t *tracker) dropExpired(now time.Time) []string {
-	var levers map[leverKey]*entry
+	var levers map[lever.Scope]*entry
 	for k, e := range t.snap.levers {
 		if e.live(now) {
 			continue
@@ -237,13 +207,13 @@ func (t *tracker) dropExpired(now time.Time) []string {
 }
 
 // decodeLever parses a lever's JSON and checks it is the lever of member.
-func decodeLever(member string, raw string) (*controlplane.Lever, error) {
-	var l controlplane.Lever
+func decodeLever(member string, raw string) (*lever.Lever, error) {
+	var l lever.Lever
 	if err := json.Unmarshal([]byte(raw), &l); err != nil {
 		return nil, err
 	}
-	if controlplane.Member(l.Kind, l.Target) != member {
-		return nil, fmt.Errorf("lever %s stored under %s", controlplane.Member(l.Kind, l.Target), member)
+	if lever.Member(l.Kind, l.Target) != member {
+		return nil, fmt.Errorf("lever %s stored under %s", lever.Member(l.Kind, l.Target), member)
 	}
 	return &l, nil
 }

@@ -4,20 +4,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stormctl/stormctl/controlplane"
+	"github.com/stormctl/stormctl/lever"
 )
 
-func lever(target, value string, version int64) *controlplane.Lever {
-	return &controlplane.Lever{Kind: controlplane.Shed, Target: target, Value: value, Version: version,
+func shedLever(target, value string, version int64) *lever.Lever {
+	return &lever.Lever{Kind: lever.Shed, Target: target, Value: value, Version: version,
 		ExpiresAt: time.Now().Add(time.Hour)}
 }
 
-func set(l *controlplane.Lever) controlplane.Change {
-	return controlplane.Change{Op: controlplane.OpSet, Kind: l.Kind, Target: l.Target, Version: l.Version, Lever: l}
+func set(l *lever.Lever) lever.Change {
+	return lever.Change{Op: lever.OpSet, Kind: l.Kind, Target: l.Target, Version: l.Version, Lever: l}
 }
 
 func shedOf(t *tracker, service string) string {
-	if e := t.snap.match(controlplane.Shed, service, "", time.Now()); e != nil {
+	if e := t.snap.match(lever.Shed, service, "", time.Now()); e != nil {
 		return e.variant
 	}
 	return ""
@@ -25,17 +25,17 @@ func shedOf(t *tracker, service string) string {
 
 func TestChangesApplyInVersionOrder(t *testing.T) {
 	tr := newTracker()
-	if !tr.applyChange(set(lever("a", "20", 2))) {
+	if !tr.applyChange(set(shedLever("a", "20", 2))) {
 		t.Fatal("first change refused")
 	}
-	if tr.applyChange(set(lever("a", "10", 1))) || tr.applyChange(set(lever("a", "10", 2))) {
+	if tr.applyChange(set(shedLever("a", "10", 1))) || tr.applyChange(set(shedLever("a", "10", 2))) {
 		t.Error("an older or repeated change was applied")
 	}
-	del := controlplane.Change{Op: controlplane.OpDel, Kind: controlplane.Shed, Target: "a", Version: 3}
+	del := lever.Change{Op: lever.OpDel, Kind: lever.Shed, Target: "a", Version: 3}
 	if !tr.applyChange(del) || shedOf(tr, "a") != "" {
 		t.Error("release not applied")
 	}
-	if tr.applyChange(set(lever("a", "20", 2))) || shedOf(tr, "a") != "" {
+	if tr.applyChange(set(shedLever("a", "20", 2))) || shedOf(tr, "a") != "" {
 		t.Error("a late set resurrected a released lever")
 	}
 }
@@ -44,17 +44,17 @@ func TestChangesApplyInVersionOrder(t *testing.T) {
 // must survive it, and what it saw newer must win.
 func TestResyncKeepsRacingPushes(t *testing.T) {
 	tr := newTracker()
-	tr.applyChange(set(lever("old", "10", 1)))
-	tr.applyChange(set(lever("gone", "10", 1)))
+	tr.applyChange(set(shedLever("old", "10", 1)))
+	tr.applyChange(set(shedLever("gone", "10", 1)))
 	since := tr.seq
 	// Pushed while the read was in flight.
-	tr.applyChange(set(lever("new", "30", 1)))
-	tr.applyChange(set(lever("old", "15", 2)))
-	tr.applyChange(set(lever("both", "40", 1)))
+	tr.applyChange(set(shedLever("new", "30", 1)))
+	tr.applyChange(set(shedLever("old", "15", 2)))
+	tr.applyChange(set(shedLever("both", "40", 1)))
 	read := []fetched{
-		{member: "shed:old", lever: lever("old", "10", 1), version: 1},   // read before the push of v2
-		{member: "shed:both", lever: lever("both", "45", 2), version: 2}, // read after a later write
-		{member: "shed:gone", version: 2},                                // released, message lost
+		{member: "shed:old", lever: shedLever("old", "10", 1), version: 1},   // read before the push of v2
+		{member: "shed:both", lever: shedLever("both", "45", 2), version: 2}, // read after a later write
+		{member: "shed:gone", version: 2},                                    // released, message lost
 	}
 	changed := tr.applySync(read, since)
 	for svc, want := range map[string]string{"old": "15", "new": "30", "both": "45", "gone": ""} {
@@ -77,28 +77,28 @@ func TestResyncKeepsRacingPushes(t *testing.T) {
 
 func TestMatchMostSpecificFirst(t *testing.T) {
 	tr := newTracker()
-	for _, l := range []*controlplane.Lever{
-		{Kind: controlplane.Breaker, Target: "db", Value: "open", Version: 1},
-		{Kind: controlplane.Breaker, Target: "api->cache", Value: "open", Version: 1},
-		{Kind: controlplane.Retries, Target: "api", Value: "cap:2", Version: 1},
-		{Kind: controlplane.Retries, Target: "api->db", Value: "off", Version: 1},
+	for _, l := range []*lever.Lever{
+		{Kind: lever.Breaker, Target: "db", Value: "open", Version: 1},
+		{Kind: lever.Breaker, Target: "api->cache", Value: "open", Version: 1},
+		{Kind: lever.Retries, Target: "api", Value: "cap:2", Version: 1},
+		{Kind: lever.Retries, Target: "api->db", Value: "off", Version: 1},
 	} {
 		tr.applyChange(set(l))
 	}
 	now := time.Now()
 	cases := []struct {
-		kind         controlplane.Kind
+		kind         lever.Kind
 		service, dep string
 		want         string
 		wantNoMatch  bool
 	}{
-		{controlplane.Retries, "api", "db", "api->db", false},
-		{controlplane.Retries, "api", "cache", "api", false},
-		{controlplane.Retries, "", "db", "", true},
-		{controlplane.Breaker, "api", "db", "db", false},
-		{controlplane.Breaker, "api", "cache", "api->cache", false},
-		{controlplane.Breaker, "web", "cache", "", true},
-		{controlplane.Breaker, "db", "", "", true},
+		{lever.Retries, "api", "db", "api->db", false},
+		{lever.Retries, "api", "cache", "api", false},
+		{lever.Retries, "", "db", "", true},
+		{lever.Breaker, "api", "db", "db", false},
+		{lever.Breaker, "api", "cache", "api->cache", false},
+		{lever.Breaker, "web", "cache", "", true},
+		{lever.Breaker, "db", "", "", true},
 	}
 	for _, tc := range cases {
 		e := tr.snap.match(tc.kind, tc.service, tc.dep, now)

@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/stormctl/stormctl/controlplane"
+
+	"github.com/stormctl/stormctl/lever"
 )
 
 // backoff is capped exponential backoff with full jitter.
@@ -120,9 +121,9 @@ func (p *Provider) resubscribe(r *run) {
 // onChange applies one pushed change at once; a message it cannot use asks
 // for a resync instead.
 func (p *Provider) onChange(r *run, payload string) {
-	var c controlplane.Change
+	var c lever.Change
 	err := json.Unmarshal([]byte(payload), &c)
-	if err == nil && c.Op == controlplane.OpSet && (c.Lever == nil || c.Lever.Kind != c.Kind || c.Lever.Target != c.Target) {
+	if err == nil && c.Op == lever.OpSet && (c.Lever == nil || c.Lever.Kind != c.Kind || c.Lever.Target != c.Target) {
 		err = errors.New("set change without its lever")
 	}
 	if err != nil {
@@ -135,7 +136,7 @@ func (p *Provider) onChange(r *run, payload string) {
 	p.snap.Store(p.track.snap)
 	p.mu.Unlock()
 	if ok {
-		p.emitChanged([]string{controlplane.Member(c.Kind, c.Target)})
+		p.emitChanged([]string{lever.Member(c.Kind, c.Target)})
 		r.changed()
 	}
 }
@@ -245,7 +246,7 @@ func (p *Provider) resync(ctx context.Context) error {
 	if len(members) > 0 {
 		leverKeys := make([]string, len(members))
 		for i, m := range members {
-			kind, target, err := controlplane.ParseMember(m)
+			kind, target, err := lever.ParseMember(m)
 			if err != nil {
 				return fmt.Errorf("lever index: %w", err)
 			}

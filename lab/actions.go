@@ -10,6 +10,7 @@ import (
 	"github.com/stormctl/stormctl/internal/config"
 	"github.com/stormctl/stormctl/journal"
 	"github.com/stormctl/stormctl/lab/sim"
+	"github.com/stormctl/stormctl/lever"
 	"github.com/stormctl/stormctl/queries"
 )
 
@@ -80,7 +81,7 @@ func (c leverClock) Now() time.Time { return c.l.leverNow() }
 func (l *Lab) pull(ctx context.Context, e sim.LeverEvent) Pull {
 	p := Pull{Event: e}
 	a := l.Actions
-	kind := controlplane.Kind(e.Kind)
+	kind := lever.Kind(e.Kind)
 	reason := e.Reason
 	if reason == "" {
 		reason = fmt.Sprintf("lab rehearsal: %s %s %s at %s", e.Kind, e.Target, e.Value, e.At.D())

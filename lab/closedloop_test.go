@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/actions"
-	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/lab/sim"
+	"github.com/stormctl/stormctl/lever"
 	"github.com/stormctl/stormctl/queries"
 )
 
@@ -44,7 +44,7 @@ func TestClosedLoop(t *testing.T) {
 	rd := newRedisAddr(t)
 	for _, tc := range closedLoops {
 		t.Run(tc.scenario, func(t *testing.T) {
-			svc, dep := controlplane.SplitTarget(tc.target)
+			svc, dep := lever.SplitTarget(tc.target)
 			call := queries.Params{Service: svc, Dependency: dep}
 
 			t.Run("untouched", func(t *testing.T) {
@@ -60,13 +60,13 @@ func TestClosedLoop(t *testing.T) {
 			t.Run("lever at detection", func(t *testing.T) {
 				c := startControlLab(t, tc.scenario, rd, nil)
 				detected := c.detect(t)
-				res, err := c.svc.Apply(context.Background(), actions.Spec{Kind: string(controlplane.Retries), Target: tc.target,
+				res, err := c.svc.Apply(context.Background(), actions.Spec{Kind: string(lever.Retries), Target: tc.target,
 					Value: "off", TTL: 30 * time.Minute, Reason: "closed loop: amplification breached", Actor: "rehearsal", Yes: true})
 				if err != nil {
 					t.Fatalf("apply at %s: %v", detected, err)
 				}
 				checkApplied(t, res)
-				if err := c.Settle(context.Background(), controlplane.Retries, tc.target, res.Targets[0].Version, true); err != nil {
+				if err := c.Settle(context.Background(), lever.Retries, tc.target, res.Targets[0].Version, true); err != nil {
 					t.Fatal(err)
 				}
 				ampl := c.until(t, detected+tc.amplBound, func() bool {

@@ -7,9 +7,9 @@ import (
 
 	"github.com/prometheus/prometheus/promql"
 
-	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/journal"
 	"github.com/stormctl/stormctl/lab/sim"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // rehearsal schedules, on payments-slow (fault 2m–5m): the breaker to
@@ -70,7 +70,7 @@ func TestEventsThroughControlPlane(t *testing.T) {
 			if n := c.instant(t, `sum(increase(stormctl_retries_total[45s]))`, 6*time.Minute+25*time.Second); n != 0 {
 				t.Errorf("%v retries while retries were off", n)
 			}
-			for _, kind := range []controlplane.Kind{controlplane.Breaker, controlplane.Retries} {
+			for _, kind := range []lever.Kind{lever.Breaker, lever.Retries} {
 				if v, ok := c.levers.served(context.Background(), kind, "checkout->payments"); ok {
 					t.Errorf("the provider still serves %s version %d after expiry or release", kind, v)
 				}

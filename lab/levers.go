@@ -9,9 +9,9 @@ import (
 	"github.com/open-feature/go-sdk/openfeature/isolated"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/flags"
 	"github.com/stormctl/stormctl/lab/sim"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // settlePoll is how often Settle asks the provider what it serves.
@@ -46,20 +46,17 @@ func (f *fleetLevers) close(ctx context.Context) error { return f.api.Shutdown(c
 // served reports the version of the lever (kind, target) the provider
 // serves, and whether it serves one: evaluated through OpenFeature exactly
 // for that target, so a more general lever does not answer for it.
-func (f *fleetLevers) served(ctx context.Context, kind controlplane.Kind, target string) (int64, bool) {
-	svc, dep := controlplane.SplitTarget(target)
-	if kind == controlplane.Breaker && dep == "" {
-		svc, dep = "", svc
-	}
-	ec := openfeature.NewTargetlessEvaluationContext(map[string]any{flags.AttrService: svc, flags.AttrDependency: dep})
-	key := flags.FlagsOf(kind)[0]
-	fl, _ := flags.Lookup(key)
+func (f *fleetLevers) served(ctx context.Context, kind lever.Kind, target string) (int64, bool) {
+	sc := lever.ScopeOf(kind, target)
+	ec := openfeature.NewTargetlessEvaluationContext(map[string]any{flags.AttrService: sc.Service, flags.AttrDependency: sc.Dependency})
+	fl := lever.FlagsOf(kind)[0]
+	key := fl.Key
 	var d openfeature.EvaluationDetails
 	switch fl.Type {
-	case flags.Bool:
+	case lever.Bool:
 		r, _ := f.client.BooleanValueDetails(ctx, key, false, ec)
 		d = r.EvaluationDetails
-	case flags.Int:
+	case lever.Int:
 		r, _ := f.client.IntValueDetails(ctx, key, 0, ec)
 		d = r.EvaluationDetails
 	default:
@@ -78,9 +75,9 @@ func (f *fleetLevers) served(ctx context.Context, kind controlplane.Kind, target
 // simulated services read it at once: a lever pulled while the simulation
 // is stopped at time t takes effect at exactly t, whatever the wall clock
 // did meanwhile. A lab without a control plane has nothing to wait for.
-func (l *Lab) Settle(ctx context.Context, kind controlplane.Kind, target string, version int64, present bool) error {
+func (l *Lab) Settle(ctx context.Context, kind lever.Kind, target string, version int64, present bool) error {
 	if l.levers == nil {
-		return fmt.Errorf("lab settle %s: the lab reads no control plane", controlplane.Member(kind, target))
+		return fmt.Errorf("lab settle %s: the lab reads no control plane", lever.Member(kind, target))
 	}
 	ctx, cancel := context.WithTimeout(ctx, DefaultSettleTimeout)
 	defer cancel()
@@ -94,8 +91,8 @@ func (l *Lab) Settle(ctx context.Context, kind controlplane.Kind, target string,
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("lab settle %s version %d: the provider serves version %d (present %v): %w",
-				controlplane.Member(kind, target), version, v, ok, ctx.Err())
+			return fmt.Errorf("lab settle %s version %d: the provider serves version %d (present %v): %w", lever.
+				Member(kind, target), version, v, ok, ctx.Err())
 		case <-t.C:
 		}
 	}

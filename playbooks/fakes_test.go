@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // fakeMeasurer answers each query id with the next of its scripted
@@ -55,7 +55,7 @@ func (f *fakeMeasurer) Measure(_ context.Context, m MeasureRequest) (Measurement
 // fakeLevers keeps levers in a map and replays idempotency keys, like the
 // real actions service; refuse makes the next apply fail with that error.
 type fakeLevers struct {
-	levers   map[string]*controlplane.Lever
+	levers   map[string]*lever.Lever
 	keys     map[string]*LeverResult
 	applied  []LeverRequest
 	released []LeverRequest
@@ -64,7 +64,7 @@ type fakeLevers struct {
 }
 
 func newFakeLevers() *fakeLevers {
-	return &fakeLevers{levers: map[string]*controlplane.Lever{}, keys: map[string]*LeverResult{}}
+	return &fakeLevers{levers: map[string]*lever.Lever{}, keys: map[string]*LeverResult{}}
 }
 
 func (f *fakeLevers) Plan(_ context.Context, r LeverRequest) (*LeverResult, error) {
@@ -82,7 +82,7 @@ func (f *fakeLevers) Apply(_ context.Context, r LeverRequest) (*LeverResult, err
 		return &LeverResult{}, err
 	}
 	f.n++
-	l := &controlplane.Lever{Kind: controlplane.Kind(r.Kind), Target: r.Target, Value: r.Value, ActionID: fmt.Sprintf("A%d", f.n),
+	l := &lever.Lever{Kind: lever.Kind(r.Kind), Target: r.Target, Value: r.Value, ActionID: fmt.Sprintf("A%d", f.n),
 		Actor: r.Actor, Reason: r.Reason, Incident: r.Incident, ExpiresAt: time.Unix(1_700_000_000, 0).Add(r.TTL)}
 	res := &LeverResult{ActionID: l.ActionID, After: l, Before: f.levers[r.Kind+":"+r.Target], Forced: r.Force}
 	f.levers[r.Kind+":"+r.Target] = l

@@ -15,6 +15,7 @@ import (
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/internal/testenv"
 	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/lever"
 	"github.com/stormctl/stormctl/queries"
 )
 
@@ -190,7 +191,7 @@ func (rg *rig) unattendedRunRecovers(t *testing.T) {
 	if err := r.RunAll(ctx, Input{Yes: true}); err != nil {
 		t.Fatal(err)
 	}
-	lever, _, _, err := w.store.Get(ctx, controlplane.Retries, "checkout->payments")
+	lever, _, _, err := w.store.Get(ctx, lever.Retries, "checkout->payments")
 	if err != nil || lever == nil || lever.Value != "off" || lever.Actor != "alice" || lever.Incident != inc {
 		t.Fatalf("lever %+v, %v", lever, err)
 	}
@@ -276,7 +277,7 @@ func (rg *rig) conflictThenResume(t *testing.T) {
 	if err != nil || !strings.Contains(st.Outcome, "already applied") {
 		t.Fatalf("re-run: %+v %v", st, err)
 	}
-	lever, version, _, _ := w.store.Get(ctx, controlplane.Retries, "checkout->fraud")
+	lever, version, _, _ := w.store.Get(ctx, lever.Retries, "checkout->fraud")
 	if lever.Value != "off" || lever.Actor != "alice" || version != 3 {
 		t.Fatalf("lever %+v version %d, want alice's off at version 3 (bob's apply, release, alice's apply)", lever, version)
 	}
@@ -306,7 +307,7 @@ func (rg *rig) evidenceGuardRefuses(t *testing.T) {
 	if exit.Code(err) != exit.Refused || !errors.As(err, &refused) || refused.Guard != actions.GuardEvidence {
 		t.Fatalf("want the evidence guard's refusal, got %v", err)
 	}
-	if l, _, _, _ := w.store.Get(ctx, controlplane.Retries, "ledger->db"); l != nil {
+	if l, _, _, _ := w.store.Get(ctx, lever.Retries, "ledger->db"); l != nil {
 		t.Fatalf("lever written: %+v", l)
 	}
 	es := w.entries(t)

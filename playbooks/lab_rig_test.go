@@ -17,6 +17,7 @@ import (
 	"github.com/stormctl/stormctl/lab"
 	"github.com/stormctl/stormctl/lab/promapi"
 	"github.com/stormctl/stormctl/lab/sim"
+	"github.com/stormctl/stormctl/lever"
 	"github.com/stormctl/stormctl/queries"
 )
 
@@ -111,7 +112,7 @@ type settled struct {
 func (s settled) Apply(ctx context.Context, r LeverRequest) (*LeverResult, error) {
 	res, err := s.ActionLevers.Apply(ctx, r)
 	if err == nil && res.After != nil {
-		err = s.lab.Settle(ctx, controlplane.Kind(r.Kind), r.Target, res.After.Version, true)
+		err = s.lab.Settle(ctx, lever.Kind(r.Kind), r.Target, res.After.Version, true)
 	}
 	return res, err
 }
@@ -123,7 +124,7 @@ func (s settled) Release(ctx context.Context, r LeverRequest) (*LeverResult, err
 		if present {
 			version = res.After.Version
 		}
-		err = s.lab.Settle(ctx, controlplane.Kind(r.Kind), r.Target, version, present)
+		err = s.lab.Settle(ctx, lever.Kind(r.Kind), r.Target, version, present)
 	}
 	return res, err
 }

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/actions"
-	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/internal/testenv"
 	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // labRun is one built-in playbook run unattended against a lab scenario
@@ -94,7 +94,7 @@ func (s *labStack) runBuiltin(t *testing.T, run labRun) {
 	t.Logf("%s completed at %s, in %s simulated", run.playbook, s.lab.Sim.Now().Round(time.Second), (s.lab.Sim.Now() - start).Round(time.Second))
 	for kt, want := range run.levers {
 		kind, target, _ := strings.Cut(kt, " ")
-		l, _, _, err := s.store.Get(ctx, controlplane.Kind(kind), target)
+		l, _, _, err := s.store.Get(ctx, lever.Kind(kind), target)
 		switch {
 		case err != nil:
 			t.Fatal(err)
@@ -154,7 +154,7 @@ func TestRetryAmplificationRefusalsAndResumeInTheLab(t *testing.T) {
 	if code := exit.Code(err); code != exit.Conflict || !strings.Contains(err.Error(), "of bob") {
 		t.Fatalf("with bob's lever: exit %d, %v", code, err)
 	}
-	if l, _, _, _ := s.store.Get(ctx, controlplane.Retries, "checkout->payment-gateway"); l == nil || l.Actor != "bob" {
+	if l, _, _, _ := s.store.Get(ctx, lever.Retries, "checkout->payment-gateway"); l == nil || l.Actor != "bob" {
 		t.Fatalf("the refused run changed the lever: %+v", l)
 	}
 

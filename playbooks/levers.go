@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/stormctl/stormctl/actions"
-	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // ActionLevers pulls a step's levers through an actions.Service, with every
@@ -34,7 +34,7 @@ func (a ActionLevers) Apply(ctx context.Context, r LeverRequest) (*LeverResult, 
 // (kind, target) now, which restores the lever that action superseded.
 func (a ActionLevers) Release(ctx context.Context, r LeverRequest) (*LeverResult, error) {
 	svc := a.stamped(r)
-	held, _, _, err := svc.Store.Get(ctx, controlplane.Kind(r.Kind), r.Target)
+	held, _, _, err := svc.Store.Get(ctx, lever.Kind(r.Kind), r.Target)
 	if err != nil || held == nil {
 		return &LeverResult{}, err
 	}
@@ -58,11 +58,9 @@ func (a ActionLevers) CurrentIncident(ctx context.Context) (string, error) {
 
 // stamped is the service with its journal writes attributed to the step.
 func (a ActionLevers) stamped(r LeverRequest) *actions.Service {
-	svc := *a.Service
-	st := stamp{playbook: r.Playbook, version: r.PlaybookVersion, step: r.Step}
-	svc.Journal = stampedJournal{Journal: a.Service.Journal, stamp: st}
-	svc.Store = stampedPlane{ControlPlane: a.Service.Store, stamp: st}
-	return &svc
+	return a.Service.Annotated(func(e *journal.Entry) {
+		e.Playbook, e.PlaybookVersion, e.Step = r.Playbook, r.PlaybookVersion, r.Step
+	})
 }
 
 func spec(r LeverRequest) actions.Spec {
@@ -83,48 +81,4 @@ func result(res *actions.Result) *LeverResult {
 		out.Before, out.After, out.Evidence = t.Before, t.After, t.Evidence
 	}
 	return out
-}
-
-// stamp attributes journal entries to a playbook step.
-type stamp struct{ playbook, version, step string }
-
-func (s stamp) on(e *journal.Entry) {
-	e.Playbook, e.PlaybookVersion, e.Step = s.playbook, s.version, s.step
-}
-
-type stampedJournal struct {
-	actions.Journal
-	stamp stamp
-}
-
-func (j stampedJournal) Append(ctx context.Context, e journal.Entry) (journal.Entry, bool, error) {
-	j.stamp.on(&e)
-	return j.Journal.Append(ctx, e)
-}
-
-// stampedPlane stamps the entries the control plane appends atomically
-// with a lever write.
-type stampedPlane struct {
-	actions.ControlPlane
-	stamp stamp
-}
-
-func (p stampedPlane) Apply(ctx context.Context, r controlplane.ApplyRequest) (controlplane.Result, error) {
-	p.stamp.on(&r.Entry)
-	return p.ControlPlane.Apply(ctx, r)
-}
-
-func (p stampedPlane) Release(ctx context.Context, r controlplane.ReleaseRequest) (controlplane.Result, error) {
-	p.stamp.on(&r.Entry)
-	return p.ControlPlane.Release(ctx, r)
-}
-
-func (p stampedPlane) Extend(ctx context.Context, r controlplane.ExtendRequest) (controlplane.Result, error) {
-	p.stamp.on(&r.Entry)
-	return p.ControlPlane.Extend(ctx, r)
-}
-
-func (p stampedPlane) SwapRecord(ctx context.Context, collection, id, old, value string, e journal.Entry) (journal.Entry, error) {
-	p.stamp.on(&e)
-	return p.ControlPlane.SwapRecord(ctx, collection, id, old, value, e)
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stormctl/stormctl/controlplane"
+	"github.com/stormctl/stormctl/lever"
 	"github.com/stormctl/stormctl/queries"
 )
 
@@ -189,7 +189,7 @@ func (c *checker) action(p string, i int, s *Step) {
 	}
 	if s.Kind == "" {
 		c.bad(p, "add kind: one of "+kindNames(), "action step %q has no lever kind", s.ID)
-	} else if c.literal(p+".kind", "kind", s.Kind) && !slices.Contains(controlplane.Kinds, controlplane.Kind(s.Kind)) {
+	} else if c.literal(p+".kind", "kind", s.Kind) && !slices.Contains(lever.Kinds, lever.Kind(s.Kind)) {
 		c.bad(p+".kind", "use one of "+kindNames(), "unknown lever kind %q", s.Kind)
 	}
 	if s.Target == "" {
@@ -253,8 +253,8 @@ func (c *checker) enum(p, field, v string, allowed ...string) {
 }
 
 func kindNames() string {
-	s := make([]string, len(controlplane.Kinds))
-	for i, k := range controlplane.Kinds {
+	s := make([]string, len(lever.Kinds))
+	for i, k := range lever.Kinds {
 		s[i] = string(k)
 	}
 	return strings.Join(s, ", ")

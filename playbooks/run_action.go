@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/internal/exit"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // Plan runs the guards of an action step without changing anything, so a
@@ -123,7 +123,7 @@ func (r *Run) reason(s *Step, in Input) string {
 	return reason
 }
 
-func leverValue(l *controlplane.Lever) string {
+func leverValue(l *lever.Lever) string {
 	if l == nil {
 		return "(unknown value)"
 	}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // The runner reaches Prometheus, the guarded levers and the journal only
@@ -86,7 +86,7 @@ type LeverResult struct {
 	Forced   bool
 	Evidence []journal.Evidence
 	// Before and After are the lever before and after (nil: absent).
-	Before, After *controlplane.Lever
+	Before, After *lever.Lever
 	Guards        []Guard
 	// Raw is the actions package's own result, printed with -o json.
 	Raw any

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/stormctl/stormctl/internal/exit"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // Params are the user's values for a query. Empty strings are unset; a
@@ -38,13 +39,14 @@ var labelParams = []string{ParamService, ParamDependency, ParamPool}
 // Limits on user values. Windows past a month would make Prometheus read far
 // more than an incident needs; values past 256 bytes are not label values.
 const (
-	MaxValueLen = 256
+	MaxValueLen = lever.MaxNameLen
 	MinWindow   = time.Second
 	MaxWindow   = 31 * 24 * time.Hour
 )
 
-// AllowedChars describes the label-value charset, for error messages.
-const AllowedChars = "letters, digits and . - _ : / | @ + ="
+// AllowedChars describes the label-value charset, for error messages: the
+// charset of lever target names, so every target can be queried.
+const AllowedChars = lever.NameChars
 
 var labelNameRE = regexp.MustCompile(`^[a-zA-Z_][a-zA-Z0-9_]*$`)
 
@@ -60,14 +62,6 @@ func (e *ParamError) Error() string {
 // ExitCode implements exit.Coder.
 func (e *ParamError) ExitCode() int { return exit.Usage }
 
-func valueAllowed(r rune) bool {
-	switch {
-	case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
-		return true
-	}
-	return strings.ContainsRune(".-_:/|@+=", r)
-}
-
 // ValidateValue checks a label value given for param. The charset covers
 // real service, pool and cluster names (including Envoy's
 // "outbound|8080||svc.ns.svc.cluster.local") and nothing that PromQL could
@@ -77,7 +71,7 @@ func ValidateValue(param, v string) error {
 		return &ParamError{Param: param, Value: v, Reason: fmt.Sprintf("longer than %d bytes", MaxValueLen)}
 	}
 	for i, r := range v {
-		if !valueAllowed(r) {
+		if !lever.NameChar(r) {
 			return &ParamError{Param: param, Value: v, Reason: fmt.Sprintf(
 				"character %q at byte %d is not allowed; use %s (at most %d bytes)", r, i, AllowedChars, MaxValueLen)}
 		}

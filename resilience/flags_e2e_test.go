@@ -13,27 +13,27 @@ import (
 	"github.com/open-feature/go-sdk/openfeature/isolated"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/flags"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // writeLever applies (value != "") or releases a lever the way the control
 // plane's scripts do: the lever key with its expiry, the index, the
 // version, and the change published.
-func writeLever(t *testing.T, c *redis.Client, keys controlplane.Keys, kind controlplane.Kind, target, value string) {
+func writeLever(t *testing.T, c *redis.Client, keys lever.Keys, kind lever.Kind, target, value string) {
 	t.Helper()
 	ctx := context.Background()
-	m := controlplane.Member(kind, target)
+	m := lever.Member(kind, target)
 	v, err := c.HIncrBy(ctx, keys.Versions(), m, 1).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	change := controlplane.Change{Op: controlplane.OpDel, Kind: kind, Target: target, Version: v}
+	change := lever.Change{Op: lever.OpDel, Kind: kind, Target: target, Version: v}
 	now := time.Now().Truncate(time.Millisecond)
-	l := controlplane.Lever{Kind: kind, Target: target, Value: value, ActionID: "act-" + m, Actor: "oncall",
+	l := lever.Lever{Kind: kind, Target: target, Value: value, ActionID: "act-" + m, Actor: "oncall",
 		Reason: "storm", CreatedAt: now, ExpiresAt: now.Add(10 * time.Minute), Version: v}
 	if value != "" {
-		change.Op, change.Lever = controlplane.OpSet, &l
+		change.Op, change.Lever = lever.OpSet, &l
 	}
 	raw, _ := json.Marshal(l)
 	msg, _ := json.Marshal(change)
@@ -70,7 +70,7 @@ func waitFlag(t *testing.T, c openfeature.IClient, key string, want bool, ec ope
 // reach the middleware through flags.NewProvider and the OpenFeature SDK.
 func TestLeversEndToEndThroughTheFlagsProvider(t *testing.T) {
 	_, rc := startRedis(t)
-	keys := controlplane.NewKeys("e2e")
+	keys := lever.NewKeys("e2e")
 	api := isolated.NewAPI()
 	if err := api.SetProviderAndWait(context.Background(), flags.NewProvider(rc, flags.Namespace("e2e"))); err != nil {
 		t.Fatal(err)
@@ -91,32 +91,32 @@ func TestLeversEndToEndThroughTheFlagsProvider(t *testing.T) {
 	}
 
 	// stormctl retries off checkout → one attempt; release → retries resume.
-	writeLever(t, rc, keys, controlplane.Retries, "checkout", flags.ValueOff)
+	writeLever(t, rc, keys, lever.Retries, "checkout", lever.ValueOff)
 	waitFlag(t, of, flags.RetriesEnabled, false, ec)
 	if n, _ := attempts(); n != 1 {
 		t.Errorf("retries off: %d attempts, want 1", n)
 	}
-	writeLever(t, rc, keys, controlplane.Retries, "checkout", "")
+	writeLever(t, rc, keys, lever.Retries, "checkout", "")
 	waitFlag(t, of, flags.RetriesEnabled, true, ec)
 	if n, _ := attempts(); n != 3 {
 		t.Errorf("released: %d attempts, want 3", n)
 	}
 
 	// A breaker forced open for the dependency fails fast, fleet-wide.
-	writeLever(t, rc, keys, controlplane.Breaker, "payments", flags.ValueOpen)
+	writeLever(t, rc, keys, lever.Breaker, "payments", lever.ValueOpen)
 	waitFlag(t, of, flags.BreakerForcedOpen, true, ec)
 	if n, err := attempts(); n != 0 || !errors.Is(err, ErrBreakerOpen) {
 		t.Errorf("forced open: %d attempts, %v", n, err)
 	}
-	writeLever(t, rc, keys, controlplane.Breaker, "payments", "")
+	writeLever(t, rc, keys, lever.Breaker, "payments", "")
 	waitFlag(t, of, flags.BreakerForcedOpen, false, ec)
 	if n, err := attempts(); n != 3 || err != nil {
 		t.Errorf("breaker released: %d attempts, %v", n, err)
 	}
 
 	// Shed 100% at checkout's ingress, and the degraded mode.
-	writeLever(t, rc, keys, controlplane.Shed, "checkout", "100")
-	writeLever(t, rc, keys, controlplane.Degraded, "checkout", "rules-only")
+	writeLever(t, rc, keys, lever.Shed, "checkout", "100")
+	writeLever(t, rc, keys, lever.Degraded, "checkout", "rules-only")
 	l := NewLevers(of, "checkout")
 	deadline := time.Now().Add(2 * time.Second)
 	for l.ShedPercent(context.Background()) != 100 || l.Degraded(context.Background()) != "rules-only" {

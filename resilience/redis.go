@@ -9,18 +9,18 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/stormctl/stormctl/controlplane"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // BudgetKey is the hash holding the fleet-wide retry budget of service's
 // calls to dependency (fields tokens, ts), under the control-plane hash tag.
-func BudgetKey(keys controlplane.Keys, service, dependency string) string {
+func BudgetKey(keys lever.Keys, service, dependency string) string {
 	return keys.Prefix() + "budget:" + service + "->" + dependency
 }
 
 // ProbeKey counts the half-open probes sent to dependency by the whole fleet
 // during one Unix second; it expires soon after.
-func ProbeKey(keys controlplane.Keys, dependency string, unixSecond int64) string {
+func ProbeKey(keys lever.Keys, dependency string, unixSecond int64) string {
 	return keys.Prefix() + "probes:" + dependency + ":" + strconv.FormatInt(unixSecond, 10)
 }
 
@@ -91,7 +91,7 @@ type RedisBudget struct {
 }
 
 // NewRedisBudget returns the fleet-wide budget of service → dependency.
-func NewRedisBudget(client redis.Scripter, keys controlplane.Keys, service, dependency string, cfg BudgetConfig) *RedisBudget {
+func NewRedisBudget(client redis.Scripter, keys lever.Keys, service, dependency string, cfg BudgetConfig) *RedisBudget {
 	cfg = cfg.withDefaults()
 	return &RedisBudget{client: client, key: BudgetKey(keys, service, dependency), cfg: cfg, local: NewBudget(cfg)}
 }
@@ -162,7 +162,7 @@ var errRedisDown = errors.New("redis marked down after a recent failure")
 // not hold every breaker open.
 type RedisProbeLimiter struct {
 	client    redis.Scripter
-	keys      controlplane.Keys
+	keys      lever.Keys
 	perSecond int
 
 	mu        sync.Mutex
@@ -170,7 +170,7 @@ type RedisProbeLimiter struct {
 }
 
 // NewRedisProbeLimiter returns a fleet-wide probe limiter.
-func NewRedisProbeLimiter(client redis.Scripter, keys controlplane.Keys, perSecond int) *RedisProbeLimiter {
+func NewRedisProbeLimiter(client redis.Scripter, keys lever.Keys, perSecond int) *RedisProbeLimiter {
 	return &RedisProbeLimiter{client: client, keys: keys, perSecond: max(perSecond, 1)}
 }
 

@@ -9,8 +9,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/internal/testenv"
+	"github.com/stormctl/stormctl/lever"
 )
 
 func startRedis(t *testing.T) (*testenv.Redis, *redis.Client) {
@@ -73,7 +73,7 @@ func TestFleetBudgetIsShared(t *testing.T) {
 	if shared < 2*own {
 		t.Errorf("shared budget gave C %d retries, local %d: the fleet's deposits did not reach C", shared, own)
 	}
-	key := BudgetKey(controlplane.NewKeys("fleet-test"), "checkout", "payments")
+	key := BudgetKey(lever.NewKeys("fleet-test"), "checkout", "payments")
 	if key != "stormctl:{fleet-test}:budget:checkout->payments" {
 		t.Errorf("budget key %q", key)
 	}
@@ -104,7 +104,7 @@ func TestFleetBudgetSurvivesRedisOutage(t *testing.T) {
 	srv.Restart()
 	clock.Advance(2 * redisBackoff)
 	countRetries(t, r, fail)
-	key := BudgetKey(controlplane.NewKeys(""), "checkout", "payments")
+	key := BudgetKey(lever.NewKeys(""), "checkout", "payments")
 	if n, err := rc.Exists(context.Background(), key).Result(); err != nil || n != 1 {
 		t.Errorf("budget not back in Redis after recovery: %d %v", n, err)
 	}

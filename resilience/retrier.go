@@ -10,7 +10,7 @@ import (
 	"github.com/open-feature/go-sdk/openfeature"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/stormctl/stormctl/controlplane"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // Config builds a Retrier for calls from Service to Dependency. Zero
@@ -77,7 +77,7 @@ func New(cfg Config) (*Retrier, error) {
 	if r.sleep == nil {
 		r.sleep = sleepCtx
 	}
-	keys := controlplane.NewKeys(cfg.Namespace)
+	keys := lever.NewKeys(cfg.Namespace)
 	switch {
 	case bc.Disabled:
 	case cfg.Redis != nil:

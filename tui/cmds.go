@@ -7,8 +7,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/stormctl/stormctl/actions"
-	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/lever"
 	"github.com/stormctl/stormctl/queries"
 	"github.com/stormctl/stormctl/tui/components/signals"
 )
@@ -22,16 +22,16 @@ type (
 		at      time.Time
 	}
 	leversMsg struct {
-		levers []controlplane.Lever
+		levers []lever.Lever
 		err    error
 	}
 	feedMsg struct {
-		ch   <-chan controlplane.Change
+		ch   <-chan lever.Change
 		stop func()
 	}
 	changeMsg struct {
 		feed   feedMsg
-		change controlplane.Change
+		change lever.Change
 		closed bool
 	}
 	resubscribeMsg struct{}

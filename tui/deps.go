@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/actions"
-	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/lever"
 	"github.com/stormctl/stormctl/playbooks"
 	"github.com/stormctl/stormctl/queries"
 )
@@ -29,9 +29,9 @@ type Querier interface {
 // Store is the control plane as the dashboard reads it;
 // *controlplane.Store is one.
 type Store interface {
-	Levers(ctx context.Context) ([]controlplane.Lever, error)
+	Levers(ctx context.Context) ([]lever.Lever, error)
 	Acks(ctx context.Context) (map[string]int, int, error)
-	Subscribe(ctx context.Context) (<-chan controlplane.Change, func())
+	Subscribe(ctx context.Context) (<-chan lever.Change, func())
 }
 
 // Journal is the journal stream; *journal.Stream is one.

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/actions"
-	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/lever"
 	"github.com/stormctl/stormctl/playbooks"
 	"github.com/stormctl/stormctl/queries"
 )
@@ -96,21 +96,21 @@ func stormQuerier(now func() time.Time) *fakeQuerier {
 // fakeStore is a control plane held in memory with a change feed.
 type fakeStore struct {
 	mu     sync.Mutex
-	levers []controlplane.Lever
+	levers []lever.Lever
 	seen   map[string]int
 	live   int
-	feed   chan controlplane.Change
+	feed   chan lever.Change
 	acks   int
 }
 
-func newFakeStore(ls ...controlplane.Lever) *fakeStore {
-	return &fakeStore{levers: ls, seen: map[string]int{}, feed: make(chan controlplane.Change, 16)}
+func newFakeStore(ls ...lever.Lever) *fakeStore {
+	return &fakeStore{levers: ls, seen: map[string]int{}, feed: make(chan lever.Change, 16)}
 }
 
-func (s *fakeStore) Levers(context.Context) ([]controlplane.Lever, error) {
+func (s *fakeStore) Levers(context.Context) ([]lever.Lever, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]controlplane.Lever(nil), s.levers...), nil
+	return append([]lever.Lever(nil), s.levers...), nil
 }
 
 func (s *fakeStore) Acks(context.Context) (map[string]int, int, error) {
@@ -120,7 +120,7 @@ func (s *fakeStore) Acks(context.Context) (map[string]int, int, error) {
 	return s.seen, s.live, nil
 }
 
-func (s *fakeStore) Subscribe(ctx context.Context) (<-chan controlplane.Change, func()) {
+func (s *fakeStore) Subscribe(ctx context.Context) (<-chan lever.Change, func()) {
 	return s.feed, func() {}
 }
 
@@ -175,9 +175,9 @@ type fakeActions struct {
 
 func (a *fakeActions) result(op string, spec actions.Spec) *actions.Result {
 	exp := a.now().Add(spec.TTL)
-	after := &controlplane.Lever{Kind: controlplane.Kind(spec.Kind), Target: spec.Target, Value: spec.Value, ActionID: "A1",
+	after := &lever.Lever{Kind: lever.Kind(spec.Kind), Target: spec.Target, Value: spec.Value, ActionID: "A1",
 		Actor: spec.Actor, Reason: spec.Reason, ExpiresAt: exp, Version: 1}
-	res := &actions.Result{Operation: op, ActionID: "A1", Kind: controlplane.Kind(spec.Kind), Value: spec.Value, Actor: spec.Actor,
+	res := &actions.Result{Operation: op, ActionID: "A1", Kind: lever.Kind(spec.Kind), Value: spec.Value, Actor: spec.Actor,
 		Guards: []actions.GuardResult{{Guard: actions.GuardValidation, Status: actions.StatusPassed, Detail: spec.Target + " is known"},
 			{Guard: actions.GuardEvidence, Status: actions.StatusPassed, Detail: "amplification crit"}},
 		Targets: []actions.TargetResult{{Target: spec.Target, After: after,
@@ -205,7 +205,7 @@ func (a *fakeActions) Apply(ctx context.Context, spec actions.Spec) (*actions.Re
 	a.applied = append(a.applied, spec)
 	res := a.result("apply", spec)
 	if a.store != nil {
-		a.store.feed <- controlplane.Change{Op: controlplane.OpSet, Kind: res.Kind, Target: spec.Target, Version: 1, Lever: res.Targets[0].After}
+		a.store.feed <- lever.Change{Op: lever.OpSet, Kind: res.Kind, Target: spec.Target, Version: 1, Lever: res.Targets[0].After}
 	}
 	return res, nil
 }
@@ -214,11 +214,11 @@ func (a *fakeActions) Release(_ context.Context, id, actor, reason string) (*act
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.released = append(a.released, id+" "+reason)
-	return &actions.Result{Operation: "release", ActionID: id, Kind: controlplane.Retries}, nil
+	return &actions.Result{Operation: "release", ActionID: id, Kind: lever.Retries}, nil
 }
 
 func (a *fakeActions) Extend(_ context.Context, id, actor, reason string, ttl time.Duration) (*actions.Result, error) {
-	return &actions.Result{Operation: "extend", ActionID: id, Kind: controlplane.Retries}, nil
+	return &actions.Result{Operation: "extend", ActionID: id, Kind: lever.Retries}, nil
 }
 
 func (a *fakeActions) Approvals(context.Context) ([]actions.Approval, error) { return nil, nil }

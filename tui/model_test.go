@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/actions"
-	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/lever"
 	"github.com/stormctl/stormctl/playbooks"
 	"github.com/stormctl/stormctl/tui/components/dialog"
 )
@@ -24,7 +24,7 @@ type world struct {
 
 func newWorld() *world {
 	c := newClock()
-	st := newFakeStore(controlplane.Lever{Kind: controlplane.Breaker, Target: "payment-gateway", Value: "open", ActionID: "01HOLD",
+	st := newFakeStore(lever.Lever{Kind: lever.Breaker, Target: "payment-gateway", Value: "open", ActionID: "01HOLD",
 		Actor: "bob", Reason: "gateway p99 over timeout", ExpiresAt: t0.Add(90 * time.Second), Version: 3})
 	st.seen["breaker:payment-gateway"], st.live = 5, 6
 	return &world{c: c, q: stormQuerier(c.Now), st: st,

@@ -15,6 +15,7 @@ import (
 	"github.com/stormctl/stormctl/internal/config"
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/internal/testenv"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // The printed commands are loaded into a real server as they are, and the
@@ -46,7 +47,7 @@ func TestACLPrintUsersWork(t *testing.T) {
 		t.Cleanup(func() { s.Close() })
 		return s
 	}
-	l := controlplane.Lever{Kind: controlplane.Shed, Target: "checkout", Value: "20", Actor: "alice", Reason: "ingress", ExpiresAt: time.Now().Add(time.Minute)}
+	l := lever.Lever{Kind: lever.Shed, Target: "checkout", Value: "20", Actor: "alice", Reason: "ingress", ExpiresAt: time.Now().Add(time.Minute)}
 	res, err := open("ops-responder", "r-pass").Apply(ctx, controlplane.ApplyRequest{Lever: l})
 	if err != nil || res.Entry.RedisUser != "ops-responder" {
 		t.Fatalf("responder apply: %+v %v", res.Entry, err)

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/actions"
-	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/internal/output"
 	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // printResult prints an action result: -o json/yaml gives actions.Result;
@@ -71,14 +71,14 @@ func summary(res *actions.Result) string {
 	return s
 }
 
-func leverText(l *controlplane.Lever) string {
+func leverText(l *lever.Lever) string {
 	if l == nil {
 		return "(normal)"
 	}
 	return l.Value + " by " + l.Actor
 }
 
-func leverLeft(l *controlplane.Lever) string {
+func leverLeft(l *lever.Lever) string {
 	if l == nil {
 		return ""
 	}

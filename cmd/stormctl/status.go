@@ -7,14 +7,15 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/internal/output"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // statusLever is one row of `stormctl status -o json`: the lever as
 // stored, and how long it has left and who has seen it.
 type statusLever struct {
-	controlplane.Lever
+	lever.
+		Lever
 	// SecondsLeft is the time left before the lever expires by itself.
 	SecondsLeft int64 `json:"seconds_left"`
 	// SeenBy counts the live provider instances that applied this version.
@@ -66,7 +67,7 @@ func runStatus(ctx context.Context, f *Factory, now func() time.Time) error {
 	t := now()
 	for _, l := range levers {
 		out.Levers = append(out.Levers, statusLever{Lever: l, SecondsLeft: int64(l.ExpiresAt.Sub(t).Seconds()),
-			SeenBy: seen[controlplane.Member(l.Kind, l.Target)]})
+			SeenBy: seen[lever.Member(l.Kind, l.Target)]})
 	}
 	return f.Print(out, func(tty bool) error {
 		if len(out.Levers) == 0 {

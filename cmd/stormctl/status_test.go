@@ -16,6 +16,7 @@ import (
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/internal/iostreams"
 	"github.com/stormctl/stormctl/internal/testenv"
+	"github.com/stormctl/stormctl/lever"
 )
 
 // runCLI runs stormctl with env set for this test and returns stdout,
@@ -42,9 +43,9 @@ func seededStore(t *testing.T) (*testenv.Redis, *controlplane.Store) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	for _, l := range []controlplane.Lever{
-		{Kind: controlplane.Retries, Target: "checkout->payments", Value: "off", Actor: "alice", Reason: "amplification 3.2", Incident: "INC-7", ExpiresAt: time.Now().Add(30 * time.Minute)},
-		{Kind: controlplane.Breaker, Target: "payments", Value: "open", Actor: "bob", Reason: "p99 4s", Incident: "INC-7", ExpiresAt: time.Now().Add(2 * time.Hour)},
+	for _, l := range []lever.Lever{
+		{Kind: lever.Retries, Target: "checkout->payments", Value: "off", Actor: "alice", Reason: "amplification 3.2", Incident: "INC-7", ExpiresAt: time.Now().Add(30 * time.Minute)},
+		{Kind: lever.Breaker, Target: "payments", Value: "open", Actor: "bob", Reason: "p99 4s", Incident: "INC-7", ExpiresAt: time.Now().Add(2 * time.Hour)},
 	} {
 		if _, err := s.Apply(ctx, controlplane.ApplyRequest{Lever: l}); err != nil {
 			t.Fatal(err)
@@ -78,7 +79,7 @@ func TestStatus(t *testing.T) {
 		t.Fatalf("status: %+v", st)
 	}
 	ret, brk := st.Levers[0], st.Levers[1]
-	if ret.Kind != controlplane.Retries || ret.SeenBy != 1 || ret.Actor != "alice" || ret.Incident != "INC-7" ||
+	if ret.Kind != lever.Retries || ret.SeenBy != 1 || ret.Actor != "alice" || ret.Incident != "INC-7" ||
 		ret.SecondsLeft < 29*60 || ret.SecondsLeft > 30*60 || brk.SeenBy != 0 {
 		t.Fatalf("levers: %+v", st.Levers)
 	}

@@ -15,8 +15,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/stormctl/stormctl/actions"
-	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/lever"
 	"github.com/stormctl/stormctl/tui/common"
 )
 
@@ -75,7 +75,7 @@ type Guard struct{ Name, Status, Detail string }
 type Plan struct {
 	Guards        []Guard
 	Evidence      []journal.Evidence
-	Before, After *controlplane.Lever
+	Before, After *lever.Lever
 	// Target is what the responder types to confirm.
 	Target string
 	// Refusal is set when the guards would refuse: nothing can be confirmed.
@@ -106,7 +106,7 @@ type Model struct {
 	focus   int
 	confirm textinput.Model
 	prefill Prefill
-	lever   controlplane.Lever
+	lever   lever.Lever
 	step    string
 	title   string
 
@@ -151,7 +151,7 @@ func NewStep(c common.Common, id, title string) (*Model, tea.Cmd) {
 }
 
 // NewRelease opens the dialog to release l.
-func NewRelease(c common.Common, l controlplane.Lever) *Model {
+func NewRelease(c common.Common, l lever.Lever) *Model {
 	m := &Model{Common: c, mode: ModeRelease, lever: l, title: "Release " + string(l.Kind) + " " + l.Target + "=" + l.Value}
 	m.inputs = newInputs()
 	m.focusField(fieldReason)
@@ -159,7 +159,7 @@ func NewRelease(c common.Common, l controlplane.Lever) *Model {
 }
 
 // NewExtend opens the dialog to extend l.
-func NewExtend(c common.Common, l controlplane.Lever) *Model {
+func NewExtend(c common.Common, l lever.Lever) *Model {
 	m := &Model{Common: c, mode: ModeExtend, lever: l, title: "Extend " + string(l.Kind) + " " + l.Target + "=" + l.Value}
 	m.inputs = newInputs()
 	m.inputs[fieldTTL].SetValue("15m")
@@ -216,14 +216,14 @@ func (m *Model) setKind(i int) {
 	svc, dep := m.prefill.Service, m.prefill.Dependency
 	target := svc
 	switch {
-	case ks.Form != actions.ServiceOnly && svc != "" && dep != "":
+	case ks.Form != lever.ServiceOnly && svc != "" && dep != "":
 		target = svc + "->" + dep
-	case ks.Form == actions.DependencyOrEdge && dep != "":
+	case ks.Form == lever.DependencyOrEdge && dep != "":
 		target = dep
 	}
 	m.inputs[fieldTarget].SetValue(target)
-	m.inputs[fieldValue].SetValue(map[controlplane.Kind]string{controlplane.Retries: "off", controlplane.Breaker: "open",
-		controlplane.Autoscaling: "frozen", controlplane.Degraded: "on", controlplane.Shed: "50"}[ks.Kind])
+	m.inputs[fieldValue].SetValue(map[lever.Kind]string{lever.Retries: "off", lever.Breaker: "open", lever.
+		Autoscaling: "frozen", lever.Degraded: "on", lever.Shed: "50"}[ks.Kind])
 }
 
 // SetPlan shows the plan the dashboard fetched.

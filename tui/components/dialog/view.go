@@ -8,7 +8,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/stormctl/stormctl/actions"
-	"github.com/stormctl/stormctl/controlplane"
+	"github.com/stormctl/stormctl/lever"
 	"github.com/stormctl/stormctl/tui/common"
 )
 
@@ -127,7 +127,7 @@ func (m *Model) planLines() []string {
 	return lines
 }
 
-func leverText(l *controlplane.Lever) string {
+func leverText(l *lever.Lever) string {
 	if l == nil {
 		return "absent (normal operation)"
 	}

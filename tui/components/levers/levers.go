@@ -13,7 +13,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/stormctl/stormctl/actions"
-	"github.com/stormctl/stormctl/controlplane"
+	"github.com/stormctl/stormctl/lever"
 	"github.com/stormctl/stormctl/tui/common"
 )
 
@@ -22,7 +22,7 @@ type Model struct {
 	common.Common
 	Focused bool
 
-	levers    []controlplane.Lever
+	levers    []lever.Lever
 	seen      map[string]int
 	live      int
 	approvals []actions.Approval
@@ -35,7 +35,7 @@ type Model struct {
 func New(c common.Common) *Model { return &Model{Common: c, seen: map[string]int{}} }
 
 // SetLevers replaces the levers with a full read.
-func (m *Model) SetLevers(ls []controlplane.Lever) {
+func (m *Model) SetLevers(ls []lever.Lever) {
 	m.levers = slices.Clone(ls)
 	m.sort()
 }
@@ -43,15 +43,15 @@ func (m *Model) SetLevers(ls []controlplane.Lever) {
 // Apply folds one change from the feed into the list: set changes carry
 // the whole lever, del changes remove it. A change older than the lever
 // held is ignored, so a late message cannot undo a newer one.
-func (m *Model) Apply(c controlplane.Change) {
-	i := slices.IndexFunc(m.levers, func(l controlplane.Lever) bool { return l.Kind == c.Kind && l.Target == c.Target })
+func (m *Model) Apply(c lever.Change) {
+	i := slices.IndexFunc(m.levers, func(l lever.Lever) bool { return l.Kind == c.Kind && l.Target == c.Target })
 	if i >= 0 && m.levers[i].Version > c.Version {
 		return
 	}
 	switch {
-	case c.Op == controlplane.OpSet && c.Lever != nil && i >= 0:
+	case c.Op == lever.OpSet && c.Lever != nil && i >= 0:
 		m.levers[i] = *c.Lever
-	case c.Op == controlplane.OpSet && c.Lever != nil:
+	case c.Op == lever.OpSet && c.Lever != nil:
 		m.levers = append(m.levers, *c.Lever)
 	case i >= 0:
 		m.levers = slices.Delete(m.levers, i, i+1)
@@ -60,8 +60,8 @@ func (m *Model) Apply(c controlplane.Change) {
 }
 
 func (m *Model) sort() {
-	slices.SortFunc(m.levers, func(a, b controlplane.Lever) int {
-		return strings.Compare(controlplane.Member(a.Kind, a.Target), controlplane.Member(b.Kind, b.Target))
+	slices.SortFunc(m.levers, func(a, b lever.Lever) int {
+		return strings.Compare(lever.Member(a.Kind, a.Target), lever.Member(b.Kind, b.Target))
 	})
 	m.clamp()
 }
@@ -82,13 +82,13 @@ func (m *Model) SetFilter(f string) {
 // reader, whether or not a change message says so.
 func (m *Model) Prune() {
 	now := m.Now()
-	m.levers = slices.DeleteFunc(m.levers, func(l controlplane.Lever) bool { return !now.Before(l.ExpiresAt) })
+	m.levers = slices.DeleteFunc(m.levers, func(l lever.Lever) bool { return !now.Before(l.ExpiresAt) })
 	m.clamp()
 }
 
 // Levers returns the levers shown after the filter.
-func (m *Model) Levers() []controlplane.Lever {
-	var out []controlplane.Lever
+func (m *Model) Levers() []lever.Lever {
+	var out []lever.Lever
 	for _, l := range m.levers {
 		if m.filter == "" || strings.Contains(l.Target, m.filter) {
 			out = append(out, l)
@@ -100,10 +100,10 @@ func (m *Model) Levers() []controlplane.Lever {
 func (m *Model) clamp() { m.sel = min(m.sel, max(len(m.Levers())-1, 0)) }
 
 // Selected returns the selected lever.
-func (m *Model) Selected() (controlplane.Lever, bool) {
+func (m *Model) Selected() (lever.Lever, bool) {
 	ls := m.Levers()
 	if m.sel >= len(ls) {
-		return controlplane.Lever{}, false
+		return lever.Lever{}, false
 	}
 	return ls[m.sel], true
 }
@@ -150,7 +150,7 @@ func (m *Model) View() string {
 		} else {
 			head = st.Bold.Render(head)
 		}
-		seen := fmt.Sprintf("seen by %d/%d", m.seen[controlplane.Member(l.Kind, l.Target)], m.live)
+		seen := fmt.Sprintf("seen by %d/%d", m.seen[lever.Member(l.Kind, l.Target)], m.live)
 		lines = append(lines, head+"  "+st.Warn.Render(common.Left(l.ExpiresAt.Sub(now))+" left"),
 			"  "+seen+" · "+l.Actor+" · "+st.Muted.Render(l.Reason))
 	}

@@ -1,10 +1,8 @@
-package flags
+package lever
 
 import (
 	"slices"
 	"testing"
-
-	"github.com/stormctl/stormctl/controlplane"
 )
 
 func TestTableMapsLeverValues(t *testing.T) {
@@ -41,10 +39,14 @@ func TestTableMapsLeverValues(t *testing.T) {
 			t.Errorf("%s(%q) = %v, %v; want %v", tc.flag, tc.lever, got, err, tc.want)
 		}
 	}
-	if got := FlagsOf(controlplane.Retries); !slices.Equal(got, []string{RetriesEnabled, RetriesMaxAttempts}) {
-		t.Errorf("FlagsOf(retries) = %v", got)
+	var keys []string
+	for _, f := range FlagsOf(Retries) {
+		keys = append(keys, f.Key)
 	}
-	for _, k := range controlplane.Kinds {
+	if !slices.Equal(keys, []string{RetriesEnabled, RetriesMaxAttempts}) {
+		t.Errorf("FlagsOf(retries) = %v", keys)
+	}
+	for _, k := range Kinds {
 		if len(FlagsOf(k)) == 0 {
 			t.Errorf("lever kind %s has no flag", k)
 		}
