@@ -131,6 +131,7 @@ breakers forced open, autoscaling frozen, degraded mode, load shed.`,
 	root.AddCommand(newShortcutCmds(f)...)
 	root.AddCommand(newIncidentCmd(f))
 	root.AddCommand(newLabCmd(f))
+	root.AddCommand(newPolicyCmd(f))
 	root.AddCommand(newPlaybookCmd(f))
 	root.AddCommand(newDashCmd(f))
 	root.AddCommand(newDemoCmd(f))
