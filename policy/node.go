@@ -25,6 +25,8 @@ type doc struct {
 	anchors map[string]ast.Node
 	errs    yamlfile.Errors
 	visits  int
+	// entryCache keeps each mapping's entries: importers look keys up often.
+	entryCache map[ast.Node][]entry
 	// loose matches keys the way protobuf JSON and Spring Boot do:
 	// num_retries, numRetries and num-retries are one key.
 	loose bool
@@ -38,7 +40,7 @@ type node struct {
 
 // parseDoc parses data; a syntax error is returned as yamlfile.Errors.
 func parseDoc(file string, data []byte, loose bool) (d *doc, err error) {
-	d = &doc{file: file, anchors: map[string]ast.Node{}, loose: loose}
+	d = &doc{file: file, anchors: map[string]ast.Node{}, entryCache: map[ast.Node][]entry{}, loose: loose}
 	defer func() {
 		// The YAML library panics on some malformed input; user input must
 		// get an error, never a crash.
@@ -183,8 +185,15 @@ type entry struct {
 // entries returns a mapping's keys in order, with merge keys (<<) expanded
 // before the keys written beside them, which override them.
 func (n *node) entries() []entry {
+	v := n.value()
+	if es, ok := n.d.entryCache[v]; ok {
+		return es
+	}
 	var out []entry
 	n.collect(&out, 0)
+	if v != nil {
+		n.d.entryCache[v] = out
+	}
 	return out
 }
 
@@ -219,7 +228,17 @@ func (n *node) collect(out *[]entry, depth int) {
 
 // norm is the loose form of a key.
 func norm(k string) string {
-	return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(k))
+	b := make([]byte, 0, len(k))
+	for i := 0; i < len(k); i++ {
+		switch c := k[i]; {
+		case c == '_' || c == '-':
+		case 'A' <= c && c <= 'Z':
+			b = append(b, c+'a'-'A')
+		default:
+			b = append(b, c)
+		}
+	}
+	return string(b)
 }
 
 func (n *node) match(a, b string) bool {

@@ -70,7 +70,7 @@ func Run(ctx context.Context, p *policy.Path, c policy.Class, seed uint64) (*Com
 	if err != nil {
 		return nil, err
 	}
-	l, err := lab.New(lab.Options{Scenario: sc, Seed: seed})
+	l, err := lab.New(lab.Options{Scenario: sc, Seed: seed, Until: FaultAt + FaultFor + sc.ScrapeInterval.D()})
 	if err != nil {
 		return nil, fmt.Errorf("lab: %w", err)
 	}

@@ -15,10 +15,12 @@ import (
 )
 
 // The rehearsal's timeline: calm, then the dependency fails in one class
-// for FaultFor, measured over the last Window of the fault.
+// for FaultFor, measured over the last Window of the fault (the storm
+// settles within the longest occupancy, seconds); the scenario goes on a
+// minute after it, for whoever runs it with stormctl lab run.
 const (
-	FaultAt  = time.Minute
-	FaultFor = 3 * time.Minute
+	FaultAt  = 30 * time.Second
+	FaultFor = 100 * time.Second
 	Window   = time.Minute
 	Duration = FaultAt + FaultFor + time.Minute
 )
