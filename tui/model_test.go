@@ -263,7 +263,7 @@ func TestHelpFromKeymap(t *testing.T) {
 	h := w.open(t, Options{}, 120, 40)
 	h.key("?")
 	for _, b := range []string{"next section", "filter by service", "pull a lever", "release lever", "extend lever",
-		"run selected step", "quit"} {
+		"run selected step", "quit", "predict: stormctl policy analyze"} {
 		h.contains(b)
 	}
 	h.key("x")

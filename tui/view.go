@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/stormctl/stormctl/tui/common"
+	"github.com/stormctl/stormctl/tui/keymap"
 )
 
 // Layout thresholds: below them the sections stack, and only the focused
@@ -153,7 +154,7 @@ func (m *Model) helpLines() []string {
 	full.ShowAll = true
 	lines := strings.Split(full.FullHelpView(m.FullHelp()), "\n")
 	lines = append(lines, "", "sections: signals (←↑↓→ select a panel, a pulls a lever for it), levers (r release, e extend),",
-		"playbook (enter runs the selected step), journal (↑↓ scroll). Any key closes this help.")
+		"playbook (enter runs the selected step), journal (↑↓ scroll). Any key closes this help.", "", keymap.PredictHelp)
 	if m.ReadOnly {
 		lines = append(lines, "", m.Styles.Warn.Render("read-only: every key that would change a lever or the journal is off."))
 	}

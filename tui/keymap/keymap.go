@@ -19,6 +19,10 @@ type KeyMap struct {
 	Submit, Cancel, NextField, PrevField, CycleLeft, CycleRight key.Binding
 }
 
+// PredictHelp is the help view's pointer to the analysis that predicts a
+// storm from a call path's configuration, before it happens.
+const PredictHelp = "predict: stormctl policy analyze FILE... reads every layer's retry policy and predicts the worst case (docs/policy.md)."
+
 // DefaultKeyMap returns the bindings; readOnly disables every binding that
 // could change the control plane or the journal.
 func DefaultKeyMap(readOnly bool) *KeyMap {
