@@ -114,6 +114,9 @@ func runPolicyAnalyze(ctx context.Context, f *Factory, o *policyAnalyzeOptions, 
 	a := policy.Analyze(p)
 	rep := policyReport{Analysis: a}
 	if o.lab || o.labOut != "" {
+		if p.Rate <= 0 {
+			return exit.NewUsage(fmt.Errorf("--lab needs the offered rate: give rate: in the CallPath or --rate"))
+		}
 		class, err := labClass(a, o.labClass)
 		if err != nil {
 			return err
