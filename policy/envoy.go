@@ -39,7 +39,7 @@ type candidate struct {
 }
 
 func isEnvoy(root *node) bool {
-	if root.get("virtual_hosts") != nil || root.get("static_resources") != nil {
+	if root.get("virtual_hosts") != nil || root.get("static_resources") != nil || isEnvoyCluster(root) {
 		return true
 	}
 	if t := root.get("@type").str("@type"); strings.Contains(t, "envoy.") {
@@ -53,13 +53,24 @@ func isEnvoy(root *node) bool {
 	return false
 }
 
+// isEnvoyCluster reports a Cluster written on its own (a CDS resource or a
+// bootstrap's cluster copied out): fields no other format has.
+func isEnvoyCluster(n *node) bool {
+	for _, k := range []string{"circuit_breakers", "outlier_detection", "load_assignment", "connect_timeout"} {
+		if n.get(k) != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // envoy reads RouteConfigurations and Clusters from a RouteConfiguration,
 // a Cluster, a Bootstrap (static_resources) or an xDS resource list.
 func envoy(d *doc) ([]candidate, map[string]*envoyCluster) {
 	var cands []candidate
 	clusters := map[string]*envoyCluster{}
-	var visit func(n *node, depth int)
-	visit = func(n *node, depth int) {
+	var visit func(n *node, depth int, cluster bool)
+	visit = func(n *node, depth int, cluster bool) {
 		if n == nil || depth > 6 {
 			return
 		}
@@ -67,7 +78,7 @@ func envoy(d *doc) ([]candidate, map[string]*envoyCluster) {
 		switch {
 		case n.get("virtual_hosts") != nil || strings.HasSuffix(t, "RouteConfiguration"):
 			cands = append(cands, envoyRoutes(n)...)
-		case strings.HasSuffix(t, ".Cluster") || n.get("circuit_breakers") != nil || n.get("connect_timeout") != nil:
+		case cluster || strings.HasSuffix(t, ".Cluster") || isEnvoyCluster(n):
 			c := envoyClusterOf(n)
 			clusters[c.name] = c
 		}
@@ -76,21 +87,21 @@ func envoy(d *doc) ([]candidate, map[string]*envoyCluster) {
 				for _, fc := range l.get("filter_chains").items() {
 					for _, f := range fc.get("filters").items() {
 						if rc := f.path("typed_config", "route_config"); rc != nil {
-							visit(rc, depth+1)
+							visit(rc, depth+1, false)
 						}
 					}
 				}
 			}
 			for _, c := range sr.get("clusters").items() {
-				visit(c, depth+1)
+				visit(c, depth+1, true)
 			}
 		}
 		for _, r := range n.get("resources").items() {
-			visit(r, depth+1)
+			visit(r, depth+1, false)
 		}
 	}
 	for _, root := range d.docs {
-		visit(root, 0)
+		visit(root, 0, false)
 	}
 	return cands, clusters
 }
@@ -151,12 +162,13 @@ func envoyRetry(rp *node, hop *Hop) {
 	codes := rp.get("retriable_status_codes").strs("retriable_status_codes")
 	for _, cond := range rp.get("retry_on").strs("retry_on") {
 		switch cond {
-		case "5xx", "gateway-error":
-			// A per-try timeout is retried only under 5xx or gateway-error;
-			// both also retry resets and connection failures.
-			r.On = r.On.With(ServerError, Timeout, Reset, ConnectError)
-		case "reset":
-			r.On = r.On.With(Reset, ConnectError)
+		case "5xx", "gateway-error", "reset":
+			// Envoy treats a per-try timeout as a local reset: these three
+			// retry it, with resets and connection failures.
+			r.On = r.On.With(Timeout, Reset, ConnectError)
+			if cond != "reset" {
+				r.On = r.On.With(ServerError)
+			}
 		case "connect-failure", "refused-stream", "reset-before-request", "http3-post-connect-failure":
 			r.On = r.On.With(ConnectError)
 		case "envoy-ratelimited":

@@ -39,9 +39,10 @@ func TestEnvoy(t *testing.T) {
 		t.Errorf("source %s", h.Source)
 	}
 	// num_retries defaults to 1, retry_back_off to 25 ms (max 10×), the
-	// route timeout to 15 s; reset retries resets and connection failures.
+	// route timeout to 15 s; reset retries resets, connection failures and
+	// per-try timeouts (a local reset to Envoy).
 	h = hopOf(t, "envoy-routes.yaml#catalogue")
-	want = Retry{Attempts: 2, On: on(ConnectError, Reset), Budget: want.Budget,
+	want = Retry{Attempts: 2, On: on(Timeout, ConnectError, Reset), Budget: want.Budget,
 		Backoff: Backoff{Kind: BackoffEnvoy, Base: 25 * ms, Max: 250 * ms, Multiplier: 2, Jitter: JitterFull}}
 	if h.Timeout != 0 || h.Deadline != 15000*ms || !sameRetry(h.Retry, want) || !hasNote(h, "default 1") {
 		t.Errorf("catalogue route: %+v %+v", h, h.Retry)
@@ -51,7 +52,7 @@ func TestEnvoy(t *testing.T) {
 		t.Errorf("third sleep ceiling %s, want 175ms", got)
 	}
 	h = hopOf(t, "envoy-bootstrap.yaml")
-	if h.Service != "envoy:payments->payments" || h.Retry.Attempts != 2 || h.Retry.On != on(ConnectError, Reset) {
+	if h.Service != "envoy:payments->payments" || h.Retry.Attempts != 2 || h.Retry.On != on(Timeout, ConnectError, Reset) {
 		t.Errorf("bootstrap vhost policy: %+v", h)
 	}
 	if b := h.Retry.Budget; b == nil || b.Kind != "ratio" || b.Ratio != 0.25 {
@@ -59,6 +60,56 @@ func TestEnvoy(t *testing.T) {
 	}
 	if h.Breaker == nil || h.Breaker.Kind != "envoy outlier_detection" || h.Breaker.Scope != "process" {
 		t.Errorf("outlier detection: %+v", h.Breaker)
+	}
+
+	// A Cluster in a file of its own (as CDS serves it) gives the route's
+	// limits: the DEFAULT priority's max_retries.
+	p := load(t, "testdata/incidents/shared-pool.yaml", "testdata/import/envoy-routes.yaml#stock", "testdata/import/envoy-cluster.yaml")
+	if len(p.Hops) != 3 {
+		t.Fatalf("hops %+v", p.Hops)
+	}
+	h = p.Hops[2]
+	if b := h.Retry.Budget; b == nil || *b != (Budget{Kind: "concurrency", Max: 5, Scope: "process"}) {
+		t.Errorf("cluster max_retries 5: %+v", b)
+	}
+	if h.Breaker == nil || h.Breaker.Source != "testdata/import/envoy-cluster.yaml:20:3" {
+		t.Errorf("cluster outlier detection: %+v", h.Breaker)
+	}
+	if a := Analyze(p); !slices.Contains(ids(a, Warn), "breaker_per_process@envoy:inventory->inventory") {
+		t.Errorf("want breaker_per_process on the Envoy hop: %+v", a.Findings)
+	}
+}
+
+// TestEnvoyResetRetriesPerTryTimeout: under retry_on reset, an attempt
+// cut by per_try_timeout is retried, until the route timeout.
+func TestEnvoyResetRetriesPerTryTimeout(t *testing.T) {
+	rc := `name: local_route
+virtual_hosts:
+- name: backend
+  domains: ["*"]
+  routes:
+  - match: {prefix: "/"}
+    route:
+      cluster: backend
+      timeout: 1s
+      retry_policy:
+        retry_on: reset
+        num_retries: 3
+        per_try_timeout: 0.3s
+        retry_back_off: {base_interval: 0.05s}
+`
+	p, err := Load([]Input{{Name: "rds.yaml", Data: []byte(rc)}}, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Attempts at 0, 0.35 and 0.8 s (sleeps of at most 50 and 150 ms), the
+	// third cut at 1 s by the route timeout; no fourth.
+	a := Analyze(p)
+	if got := a.WorstCaseAttempts.ByClass["timeout"]; got != 3 || !near(a.OccupancyS, 1) {
+		t.Errorf("timeout attempts %v, occupancy %v; want 3 within the 1 s route timeout", got, deref(a.OccupancyS))
+	}
+	if got := a.WorstCaseAttempts.ByClass["5xx"]; got != 1 {
+		t.Errorf("reset does not retry a 503: %v attempts", got)
 	}
 }
 
@@ -84,6 +135,28 @@ func TestIstio(t *testing.T) {
 	h = hopOf(t, "istio-v1beta1.yaml")
 	if h.Service != "istio:model-provider/http[0]" || h.Retry.Attempts != 3 || h.Retry.Budget != nil || !hasNote(h, "no budget") {
 		t.Errorf("v1beta1: %+v %+v", h, h.Retry)
+	}
+
+	// A retries: block overrides the default's fields, but without
+	// attempts it disables retries (pilot's ConvertPolicy); reset retries
+	// per-try timeouts, as in Envoy.
+	vs := func(retries string) *Hop {
+		data := "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: ratings}\nspec:\n  hosts: [ratings]\n" +
+			"  http:\n  - route:\n    - destination: {host: ratings}\n    retries: " + retries + "\n"
+		p, err := Load([]Input{{Name: "vs.yaml", Data: []byte(data)}}, LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Hops[0]
+	}
+	if h := vs("{retryOn: 5xx, perTryTimeout: 1s}"); h.Retry.Attempts != 1 || h.Retry.retries() || !hasNote(h, "disables") {
+		t.Errorf("retries without attempts: %+v", h.Retry)
+	}
+	if h := vs("{attempts: 3, perTryTimeout: 1s}"); h.Retry.Attempts != 4 || h.Retry.On != on(ConnectError, ServerError) || h.Timeout != 1000*ms {
+		t.Errorf("attempts with the default retryOn: %+v", h.Retry)
+	}
+	if h := vs("{attempts: 2, retryOn: reset}"); h.Retry.On != on(Timeout, ConnectError, Reset) {
+		t.Errorf("retryOn reset: %v", h.Retry.On)
 	}
 }
 
@@ -121,6 +194,21 @@ func TestResilience4j(t *testing.T) {
 	r := p.Hops[0].Retry
 	if r.Attempts != 3 || r.Backoff.Kind != BackoffConstant || r.Backoff.Base != 500*ms || r.On != on(Classes...) {
 		t.Errorf("defaults: %+v", r)
+	}
+	// baseConfig names a config, which itself falls back to configs.default.
+	chain := `resilience4j:
+  retry:
+    configs:
+      default: {maxAttempts: 5, waitDuration: 10ms}
+      slow: {waitDuration: 2s}
+    instances:
+      ledger: {baseConfig: slow}
+`
+	if p, err = Load([]Input{{Name: "chain.yml", Data: []byte(chain)}}, LoadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if r := p.Hops[0].Retry; r.Attempts != 5 || r.Backoff.Base != 2000*ms {
+		t.Errorf("baseConfig chain: %+v", r)
 	}
 }
 

@@ -8,7 +8,8 @@ import (
 
 // Istio's defaults (pilot's retry.ConvertPolicy): a route without retries:
 // gets 2 retries on connect-failure, refused-stream, unavailable, cancelled
-// and retriable-status-codes; attempts: 0 disables them; there is no
+// and retriable-status-codes (503); a retries: block overrides fields of
+// that policy, but attempts: 0, or no attempts, disables it; there is no
 // route timeout unless one is set; and clusters allow 2^32-1 retries in
 // flight, which is no budget.
 const (
@@ -75,32 +76,41 @@ func istio(d *doc) []candidate {
 func istioRetry(hr *node, hop *Hop) {
 	r := &hop.Retry
 	rt := hr.get("retries")
-	retries, retryOn := istioAttempts, istioRetryOn
+	retries, retryOn, defaultOn := istioAttempts, istioRetryOn, true
 	if rt == nil {
-		hop.Notes = append(hop.Notes, "no retries: set: Istio's default of 2 retries on "+istioRetryOn+" applies")
+		hop.Notes = append(hop.Notes, "no retries: set: Istio's default of 2 retries on "+istioRetryOn+" (503) applies")
 	} else {
 		hop.Source = rt.where()
+		// A retries: block is the default policy with its fields
+		// overridden, except that attempts 0 (or none) disables it.
+		retries = 0
 		if n := rt.get("attempts"); n != nil {
 			retries, _ = n.integer("attempts", 0, 1000)
 		}
-		if n := rt.get("retryOn"); n != nil {
-			retryOn = n.str("retryOn")
+		if retries == 0 {
+			hop.Notes = append(hop.Notes, "retries: without attempts (or attempts: 0) disables Istio's retries")
+		}
+		if n := rt.get("retryOn"); n != nil && n.str("retryOn") != "" {
+			retryOn, defaultOn = n.str("retryOn"), false
 		}
 		if n := rt.get("perTryTimeout"); n != nil {
 			hop.Timeout = goDuration(n, "perTryTimeout")
 		}
 	}
 	r.Attempts = retries + 1
-	if retries == 0 {
-		r.Attempts = 1
+	if defaultOn {
+		// The default policy's retriable status code: 503.
+		r.On = r.On.With(ServerError)
 	}
 	for _, cond := range strings.Split(retryOn, ",") {
 		switch cond = strings.TrimSpace(cond); cond {
 		case "":
-		case "5xx", "gateway-error":
-			r.On = r.On.With(ServerError, Timeout, Reset, ConnectError)
-		case "reset":
-			r.On = r.On.With(Reset, ConnectError)
+		case "5xx", "gateway-error", "reset":
+			// As Envoy: a per-try timeout is a local reset.
+			r.On = r.On.With(Timeout, Reset, ConnectError)
+			if cond != "reset" {
+				r.On = r.On.With(ServerError)
+			}
 		case "connect-failure", "refused-stream", "reset-before-request":
 			r.On = r.On.With(ConnectError)
 		case "unavailable", "internal":

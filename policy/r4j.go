@@ -91,21 +91,35 @@ func (p *springProps) instances(module string) []string {
 	return out
 }
 
-// prop returns an instance's property, falling back to its baseConfig or
-// to configs.default, as resilience4j merges them.
+// prop returns an instance's property, falling back along its baseConfig
+// chain and then to configs.default, as resilience4j merges them.
 func (p *springProps) prop(module, inst, key string) *node {
-	for _, group := range []string{"instances", "backends"} {
-		if n := p.get("resilience4j." + module + "." + group + "." + inst + "." + key); n != nil {
+	pre := "resilience4j." + module + "."
+	var base *node
+	for _, group := range []string{"instances.", "backends."} {
+		if n := p.get(pre + group + inst + "." + key); n != nil {
 			return n
 		}
-	}
-	base := "default"
-	for _, group := range []string{"instances", "backends"} {
-		if b := p.get("resilience4j." + module + "." + group + "." + inst + ".baseconfig"); b != nil {
-			base = norm(b.str("baseConfig"))
+		if b := p.get(pre + group + inst + ".baseconfig"); b != nil {
+			base = b
 		}
 	}
-	return p.get("resilience4j." + module + ".configs." + base + "." + key)
+	seen := map[string]bool{}
+	for range 8 {
+		name := "default"
+		if base != nil {
+			name = norm(base.str("baseConfig"))
+		}
+		if seen[name] {
+			return nil
+		}
+		seen[name] = true
+		if n := p.get(pre + "configs." + name + "." + key); n != nil {
+			return n
+		}
+		base = p.get(pre + "configs." + name + ".baseconfig")
+	}
+	return nil
 }
 
 // firstOf is the position of the first property under any of prefixes.
@@ -172,11 +186,11 @@ func resilience4j(d *doc) []candidate {
 func (p *springProps) retry(inst string, hop *Hop) {
 	r := &hop.Retry
 	if n := p.prop("retry", inst, "maxattempts"); n != nil {
-		if a, ok := n.integer("maxAttempts", 0, 1000); ok && a > 0 {
+		if a, ok := n.integer("maxAttempts", 1, 1000); ok {
 			r.Attempts = a
 		}
 	} else if n := p.prop("retry", inst, "maxretryattempts"); n != nil {
-		if a, ok := n.integer("maxRetryAttempts", 0, 1000); ok && a > 0 {
+		if a, ok := n.integer("maxRetryAttempts", 1, 1000); ok {
 			r.Attempts = a
 		}
 	} else {
