@@ -111,6 +111,10 @@ func (r *rules) hop(i int, h *Hop) {
 		r.add(TimeoutBelowDependencyP99, sev, i, "set the timeout above the dependency's degraded p99, or stop retrying timeouts",
 			"timeout %s is below %s's p99 %s %s", h.Timeout, r.p.Dependency.Name, p99, what)
 	}
+	if b := h.Breaker; b != nil && b.Scope != "fleet" {
+		r.add(BreakerPerProcess, Warn, i, "hold one breaker state for the destination across the fleet (or a fleet-wide forced-open lever); limit recovery probes fleet-wide",
+			"%s trips per process: new or restarted instances start closed and send traffic again", b.Kind)
+	}
 	if !rt.retries() {
 		return
 	}
@@ -148,10 +152,6 @@ func (r *rules) hop(i int, h *Hop) {
 	if (rt.On.Has(Timeout) || rt.On.Has(ServerError) || rt.On.Has(Reset)) && !rt.IdempotencyKey {
 		r.add(NonIdempotentRetry, Warn, i, "send an idempotency key with every attempt of one request, or retry only connection failures",
 			"retries %s without an idempotency key: an attempt cut short may still succeed, and act twice", rt.On)
-	}
-	if b := h.Breaker; b != nil && b.Scope != "fleet" {
-		r.add(BreakerPerProcess, Warn, i, "hold one breaker state for the destination across the fleet (or a fleet-wide forced-open lever); limit recovery probes fleet-wide",
-			"%s trips per process: new or restarted instances start closed and send traffic again", b.Kind)
 	}
 }
 
