@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -11,9 +12,10 @@ import (
 )
 
 // FuzzLoad feeds arbitrary bytes to every loader: each must return a path
-// or positioned errors, never panic, and a path must analyse and encode.
+// or errors naming the file, with a line:col inside it where one is known,
+// never panic, and a path must analyse and encode.
 func FuzzLoad(f *testing.F) {
-	files, _ := filepath.Glob("testdata/*/*")
+	files, _ := filepath.Glob("testdata/i*/*") // import/ and incidents/
 	for _, name := range files {
 		data, err := os.ReadFile(name)
 		if err != nil {
@@ -45,9 +47,15 @@ func FuzzLoad(f *testing.F) {
 			if !errors.As(err, &es) || len(es) == 0 {
 				t.Fatalf("want yamlfile.Errors, got %T %v", err, err)
 			}
+			// YAML breaks lines at \n, \r\n and a lone \r.
+			lines := bytes.Count(bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n")), []byte("\n")) + bytes.Count(data, []byte("\r")) - bytes.Count(data, []byte("\r\n")) + 1
 			for _, e := range es {
-				if e.Msg == "" || e.File == "" {
-					t.Fatalf("empty error %+v", e)
+				if e.Msg == "" || e.File != "fuzz.yaml" {
+					t.Fatalf("error without a message or the file: %+v", e)
+				}
+				// file:line:col points into the file, or names only the file.
+				if e.Line < 0 || e.Line > lines || (e.Line > 0) != (e.Col > 0) {
+					t.Fatalf("position %d:%d outside the %d lines of the input: %v", e.Line, e.Col, lines, e)
 				}
 			}
 			return

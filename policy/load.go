@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -87,9 +86,9 @@ func Load(inputs []Input, opts LoadOptions) (*Path, error) {
 			}
 		}
 		p.Files = append(p.Files, clean(l.file))
-		d, err := parseDoc(l.file, in.Data, true)
-		if err != nil {
-			errs = append(errs, asErrors(l.file, err)...)
+		d, perrs := parseDoc(l.file, in.Data, true)
+		if perrs != nil {
+			errs = append(errs, perrs...)
 			continue
 		}
 		l.d = d
@@ -281,16 +280,4 @@ func sorted(errs yamlfile.Errors) yamlfile.Errors {
 func calls(target, dependency string) bool {
 	t, d := strings.ToLower(target), strings.ToLower(dependency)
 	return t != "" && (norm(t) == norm(d) || strings.HasPrefix(t, d+"."))
-}
-
-func asErrors(file string, err error) yamlfile.Errors {
-	var es yamlfile.Errors
-	if errors.As(err, &es) {
-		return es
-	}
-	var e *yamlfile.Error
-	if errors.As(err, &e) {
-		return yamlfile.Errors{e}
-	}
-	return yamlfile.Errors{{File: clean(file), Msg: clean(err.Error())}}
 }

@@ -77,6 +77,11 @@ func TestChoose(t *testing.T) {
 	if _, err := Load(in, LoadOptions{Format: "nginx"}); err == nil {
 		t.Error("unknown --format accepted")
 	}
+	// --format overrides detection for every file but a CallPath.
+	in, _ = ReadFiles([]string{"testdata/incidents/lockstep.yaml", "testdata/import/envoy-routes.yaml#stock"})
+	if _, err := Load(in, LoadOptions{Format: FormatGRPC}); err == nil || !strings.Contains(err.Error(), "envoy-routes.yaml: no retry policy found in this grpc file") {
+		t.Errorf("--format grpc on an Envoy file: %v", err)
+	}
 }
 
 // TestHostileText: control characters from a file never reach the output.

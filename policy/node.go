@@ -36,8 +36,8 @@ type node struct {
 	n ast.Node
 }
 
-// parseDoc parses data; a syntax error is returned as yamlfile.Errors.
-func parseDoc(file string, data []byte, loose bool) (d *doc, err error) {
+// parseDoc parses data; a syntax error is returned with its position.
+func parseDoc(file string, data []byte, loose bool) (d *doc, err yamlfile.Errors) {
 	d = &doc{file: file, anchors: map[string]ast.Node{}, entryCache: map[ast.Node][]entry{}, loose: loose}
 	defer func() {
 		// The YAML library panics on some malformed input; user input must
