@@ -14,8 +14,12 @@ type Analysis struct {
 	Files      []string `json:"files"`
 	Entry      string   `json:"entry"`
 	Dependency string   `json:"dependency"`
-	RateRPS    *float64 `json:"rate_rps"`
-	DeadlineS  *float64 `json:"deadline_s"`
+	// DependencyP99S and DependencySuccess are the dependency as the path
+	// describes it (degraded); the worst case assumes every attempt fails.
+	DependencyP99S    *float64 `json:"dependency_p99_s"`
+	DependencySuccess *float64 `json:"dependency_success"`
+	RateRPS           *float64 `json:"rate_rps"`
+	DeadlineS         *float64 `json:"deadline_s"`
 	// WorstCaseAttempts is the product of every hop's attempts (any mix of
 	// failures), and per failure class what the timeouts, backoff and
 	// deadlines let happen when every attempt fails that way.
@@ -78,6 +82,10 @@ func Analyze(p *Path) *Analysis {
 	if p.Deadline > 0 {
 		a.DeadlineS = ptr(round3(p.Deadline.D().Seconds()))
 	}
+	if p.Dependency.P99 > 0 {
+		a.DependencyP99S = ptr(round3(p.Dependency.P99.D().Seconds()))
+	}
+	a.DependencySuccess = p.Dependency.Success
 	for _, h := range p.Hops {
 		if h.Retry.retries() {
 			a.WorstCaseAttempts.Total *= float64(h.Retry.Attempts)

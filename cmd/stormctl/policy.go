@@ -136,6 +136,9 @@ func runPolicyAnalyze(ctx context.Context, f *Factory, o *policyAnalyzeOptions, 
 			if rep.Lab, err = rehearse.Run(ctx, p, class, o.seed); err != nil {
 				return err
 			}
+			if !rep.Lab.Agree {
+				fmt.Fprintf(f.IO.ErrOut, "policy: the lab does not agree with the prediction within ±%g%% (see the lab notes)\n", rehearse.Tolerance*100)
+			}
 		}
 	}
 	if err := f.Print(rep, func(tty bool) error { return printPolicy(f, rep, tty) }); err != nil {

@@ -16,7 +16,15 @@ func printPolicy(f *Factory, r policyReport, tty bool) error {
 	if a.DeadlineS != nil {
 		head += fmt.Sprintf(", deadline %gs", *a.DeadlineS)
 	}
-	fmt.Fprintf(w, "%s, dependency %s\n\n", head, a.Dependency)
+	dep := a.Dependency
+	if a.DependencyP99S != nil {
+		dep += fmt.Sprintf(" (p99 %gs", *a.DependencyP99S)
+		if a.DependencySuccess != nil {
+			dep += fmt.Sprintf(", success %g", *a.DependencySuccess)
+		}
+		dep += ")"
+	}
+	fmt.Fprintf(w, "%s, dependency %s\n\n", head, dep)
 	t := output.NewTable(w, tty, "hop", "format", "attempts", "on", "timeout", "backoff", "budget", "pool")
 	for _, h := range a.Hops {
 		pool := "-"

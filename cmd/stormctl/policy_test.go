@@ -27,7 +27,7 @@ func TestPolicyAnalyze(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	want := []string{"deadline_s", "demanded_concurrency", "dependency", "dependency_rps_worst", "entry", "files", "findings", "hops",
+	want := []string{"deadline_s", "demanded_concurrency", "dependency", "dependency_p99_s", "dependency_rps_worst", "dependency_success", "entry", "files", "findings", "hops",
 		"name", "occupancy_class", "occupancy_s", "pool", "pool_size", "rate_rps", "saturation_rps", "worst_case_attempts"}
 	if !slices.Equal(keys, want) {
 		t.Errorf("keys %v,\nwant %v", keys, want)
