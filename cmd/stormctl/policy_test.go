@@ -122,6 +122,14 @@ func TestPolicyLab(t *testing.T) {
 	if code != 4 || !strings.Contains(out, "lab rehearsal: scenario checkout-payments-timeout") || !strings.Contains(out, "amplification\t4\t") {
 		t.Errorf("table: exit %d\n%s", code, out)
 	}
+	// A rehearsal that cannot agree says so on stderr; the exit code stays
+	// the findings' (none at crit here).
+	hang := filepath.Join(t.TempDir(), "hang.yaml")
+	writeFile(t, hang, "apiVersion: stormctl/v1\nkind: CallPath\nrate: 5/s\nhops:\n  - {service: batch, pool: {size: 2000}, timeout: 200s}\n")
+	code, out, errOut = run(t, "policy", "analyze", hang, "--lab")
+	if code != 0 || !strings.Contains(errOut, "the lab does not agree with the prediction within ±10%") || !strings.Contains(out, "lab note: a request holds the entry 200s") {
+		t.Errorf("disagreement: exit %d\n%s\n%s", code, out, errOut)
+	}
 }
 
 func writeFile(t *testing.T, name, data string) {

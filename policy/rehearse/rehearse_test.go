@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -108,5 +109,31 @@ func TestScenarioFormat(t *testing.T) {
 	}
 	if _, _, _, err := Scenario(&policy.Path{Hops: p.Hops}, policy.Timeout); err == nil {
 		t.Error("a path without a rate gave a scenario")
+	}
+}
+
+// TestLabCannotCompare: a request held longer than the fault runs, and an
+// entry without a pool, are said, not compared as if they could agree.
+func TestLabCannotCompare(t *testing.T) {
+	in := []policy.Input{{Name: "hang.yaml", Data: []byte("apiVersion: stormctl/v1\nkind: CallPath\nrate: 5/s\n" +
+		"hops:\n  - {service: batch, timeout: 200s}\ndependency: {name: warehouse}\n")}}
+	p, err := policy.Load(in, policy.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmp, err := Run(context.Background(), p, policy.Timeout, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cmp.Agree {
+		t.Errorf("a 200 s occupancy agreed with a 100 s fault: %+v", cmp.Rows)
+	}
+	if !slices.ContainsFunc(cmp.Notes, func(n string) bool { return strings.Contains(n, "holds the entry 200s") }) {
+		t.Errorf("no note on the occupancy: %v", cmp.Notes)
+	}
+	for _, r := range cmp.Rows {
+		if r.Metric == "pool_saturation" && (r.Predicted != nil || r.Simulated != nil || !r.Agree) {
+			t.Errorf("pool_saturation without an entry pool: %v %v", val(r.Predicted), val(r.Simulated))
+		}
 	}
 }

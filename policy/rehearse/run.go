@@ -115,7 +115,7 @@ func Run(ctx context.Context, p *policy.Path, c policy.Class, seed uint64) (*Com
 	pred := Prediction(p, c)
 	notes = append(notes, innerSaturation(p, c)...)
 	if o := pred["occupancy_s"]; o != nil && *o > (FaultFor-Window).Seconds() {
-		notes = append(notes, fmt.Sprintf("a request holds the entry %gs, longer than the lab's fault runs before it measures (%s): the simulation does not reach the worst case", *o, FaultFor-Window))
+		notes = append(notes, fmt.Sprintf("a request holds the entry %gs, longer than the lab's fault runs before it measures (%s): the simulated figures fall short of the worst case", *o, FaultFor-Window))
 	}
 	cmp := &Comparison{Scenario: sc.Name, Class: c.String(), Seed: seed, Tolerance: Tolerance, Agree: true, Notes: notes}
 	// The lab answers a fast failure in 1 ms, and a scrape second blurs a
