@@ -32,6 +32,7 @@ func load(t *testing.T, file string) *policy.Path {
 // test quick under -race.
 func TestLabAgrees(t *testing.T) {
 	slower := func(p *policy.Path) { p.Rate = 100 }
+	slowest := func(p *policy.Path) { p.Rate = 50 }
 	for _, tc := range []struct {
 		file  string
 		class policy.Class
@@ -40,10 +41,10 @@ func TestLabAgrees(t *testing.T) {
 		{file: "incidents/shared-pool.yaml", class: policy.Timeout},
 		{file: "incidents/lockstep.yaml", class: policy.Timeout, edit: slower},
 		{file: "incidents/immediate-retries.yaml", class: policy.Throttled, edit: slower},
-		// At 100 rps the risk agent's pool holds what the walk sends it (at
+		// At 50 rps the risk agent's pool holds what the walk sends it (at
 		// 390 rps it saturates, and the lab rejects the excess).
-		{file: "incidents/layers.yaml", class: policy.Timeout, edit: slower},
-		{file: "incidents/layers.yaml", class: policy.ServerError, edit: slower},
+		{file: "incidents/layers.yaml", class: policy.Timeout, edit: slowest},
+		{file: "incidents/layers.yaml", class: policy.ServerError, edit: slowest},
 		// Full-jitter backoff: the lab sleeps half the ceiling on average.
 		{file: "import/grpc-service-config.json#GetStock", class: policy.ConnectError, edit: func(p *policy.Path) {
 			p.Rate = 100
