@@ -52,7 +52,7 @@ func snippet(dg *Diagnosis, ctx string) string {
 		slices.Sort(keys)
 		pairs := make([]string, len(keys))
 		for i, k := range keys {
-			pairs[i] = k + ": " + f.Labels[k]
+			pairs[i] = k + ": " + strconv.Quote(f.Labels[k])
 		}
 		fmt.Fprintf(&b, "      %s:\n        labels: {%s}\n", f.Pack, strings.Join(pairs, ", "))
 	}

@@ -205,4 +205,3 @@ func TestDoctorSQLStats(t *testing.T) {
 		labels: map[string]string{"service": "app"},
 		want:   map[string]float64{"pool_saturation": 0.95, "demanded_concurrency": 1.2}})
 }
-

@@ -22,7 +22,7 @@ func newQueryCmd(f *Factory) *cobra.Command {
 thresholds and one PromQL template per pack (the stormctl metric contract, Envoy,
 Istio, resilience4j, OpenTelemetry, gRPC, HikariCP, Go database/sql).`,
 	}
-	cmd.AddCommand(newQueryListCmd(f), newQueryShowCmd(f), newQueryRunCmd(f), newQueryCheckCmd(f), newQueryExportCmd(f))
+	cmd.AddCommand(newQueryListCmd(f), newQueryShowCmd(f), newQueryRunCmd(f), newQueryCheckCmd(f), newQueryExportCmd(f), newQueryDoctorCmd(f))
 	return cmd
 }
 

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stormctl/stormctl/internal/iostreams"
+	"github.com/stormctl/stormctl/internal/testenv"
+)
+
+// istioSidecarNow is 30 minutes, ending now, of an Istio sidecar's Envoy
+// stats as the kubernetes-pods job stores them: Istio's tag names and
+// cluster names, 40 attempts/s for 10 requests/s, and 2 retries/s caused
+// by 429s.
+func istioSidecarNow(end time.Time) string {
+	const n = 30 * 4
+	start := end.Add(-fixtureStep * (n - 1))
+	om := testenv.NewOpenMetrics()
+	pod := map[string]string{"job": "kubernetes-pods", "instance": "10.1.3.4:15020", "namespace": "shop",
+		"pod": "checkout-6c9f8d7b4-a2x7q", "app": "checkout", "cluster_name": "outbound|50051||payments.shop.svc.cluster.local"}
+	rate := func(v float64) []float64 {
+		r := make([]float64, n)
+		for i := range r {
+			r[i] = v
+		}
+		return testenv.Cumulate(r, fixtureStep)
+	}
+	with := func(k, v string) map[string]string {
+		m := map[string]string{k: v}
+		for a, b := range pod {
+			m[a] = b
+		}
+		return m
+	}
+	// A gauge-typed family: one OpenMetrics family cannot hold both
+	// envoy_cluster_upstream_rq_total and envoy_cluster_upstream_rq{code}.
+	om.Gauge("envoy_cluster_upstream_rq_total", pod, start, fixtureStep, rate(40))
+	om.Counter("envoy_cluster_upstream_rq_retry", pod, start, fixtureStep, rate(30))
+	om.Counter("envoy_cluster_upstream_rq", with("response_code", "200"), start, fixtureStep, rate(8))
+	om.Counter("envoy_cluster_upstream_rq", with("response_code", "503"), start, fixtureStep, rate(32))
+	om.Counter("envoy_cluster_retry_upstream_rq", with("response_code", "503"), start, fixtureStep, rate(28))
+	om.Counter("envoy_cluster_retry_upstream_rq", with("response_code", "429"), start, fixtureStep, rate(2))
+	return om.String()
+}
+
+// TestQueryDoctorConfiguresIstioSidecar runs the doctor against a real
+// Prometheus, pastes its snippet into the config file, and checks that
+// query run then answers from the sidecar's stats where it had no data.
+func TestQueryDoctorConfiguresIstioSidecar(t *testing.T) {
+	p := testenv.StartPrometheus(t, testenv.PromOptions{OpenMetrics: istioSidecarNow(fixtureEnd())})
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "config.yaml")
+	writeCfg := func(s string) {
+		if err := os.WriteFile(cfgPath, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeCfg("current-context: test\ncontexts:\n  test:\n    actor: alice\n")
+	cli := func(args ...string) (string, string, int) {
+		t.Setenv("STORMCTL_CONFIG", cfgPath)
+		t.Setenv("STORMCTL_PROMETHEUS_URL", p.URL)
+		io, _, out, errOut := iostreams.Test()
+		code := Main(args, io)
+		return out.String(), errOut.String(), code
+	}
+	run := []string{"query", "run", "throttle_retries", "--service", "checkout", "--dependency", "payments", "-o", "json"}
+	if out, errOut, code := cli(run...); code != 0 || !strings.Contains(out, `"no_data"`) {
+		t.Fatalf("before the doctor: exit %d, want no data\n%s\n%s", code, out, errOut)
+	}
+
+	out, errOut, code := cli("query", "doctor", "--service", "checkout", "--dependency", "payments", "-o", "json")
+	if code != 0 {
+		t.Fatalf("doctor: exit %d\n%s\n%s", code, out, errOut)
+	}
+	var dg struct {
+		Requests int `json:"requests"`
+		Packs    []struct {
+			Pack, Problem   string
+			DependencyValue string `json:"dependency_value"`
+		} `json:"packs"`
+		Config string `json:"config"`
+	}
+	if err := json.Unmarshal([]byte(out), &dg); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	fits := map[string]string{}
+	for _, pk := range dg.Packs {
+		if pk.Problem == "" {
+			fits[pk.Pack] = pk.DependencyValue
+		}
+	}
+	if len(fits) != 1 || fits["envoy-istio"] != "outbound|50051||payments.shop.svc.cluster.local" {
+		t.Errorf("fitting packs %v, want envoy-istio with Istio's cluster name\n%s", fits, out)
+	}
+	if dg.Requests < 2 || dg.Requests > 16 || !strings.Contains(errOut, "probing requests to "+p.URL) {
+		t.Errorf("requests %d, stderr %q", dg.Requests, errOut)
+	}
+	if !strings.Contains(dg.Config, `"checkout": {pack: envoy-istio}`) {
+		t.Fatalf("snippet:\n%s", dg.Config)
+	}
+
+	writeCfg("current-context: test\n" + strings.Replace(dg.Config, "\"test\":", "\"test\":\n    actor: alice", 1))
+	out, errOut, code = cli(run...)
+	// The rate is computed from samples: 2 may print as 1.9999999999999998.
+	if code != 0 || !strings.Contains(out, `"status": "crit"`) || !regexp.MustCompile(`"value": (2|1\.9999+[0-9]*|2\.0000+[0-9]*)[,\n]`).MatchString(out) {
+		t.Fatalf("after the doctor's config: exit %d, want 2 retries/s, crit\n%s\n%s", code, out, errOut)
+	}
+	out, _, code = cli("query", "doctor", "--service", "nosuch")
+	if code != 4 || !strings.Contains(out, `no label of`) {
+		t.Errorf("an unknown service: exit %d, want 4 and each pack's problem\n%s", code, out)
+	}
+}
