@@ -65,6 +65,7 @@ func Build(targets []Target, results []queries.Result) []Panel {
 		res := results[i]
 		i++
 		base.Threshold = t.Rendered.Threshold
+		base.Service = t.Service
 		out = append(out, fromResult(base, res)...)
 	}
 	return out
@@ -81,6 +82,7 @@ func fromResult(base Panel, res queries.Result) []Panel {
 		if res.NoData != nil {
 			base.Note = res.NoData.Message
 		}
+		base.Note = withDoctorHint(base.Note, base.Service)
 		return []Panel{base}
 	}
 	if res.Err != nil {

@@ -51,7 +51,7 @@ func TestBuildStatesAndTrend(t *testing.T) {
 	for i := range rising {
 		rising[i] = queries.Point{T: t0.Add(time.Duration(i) * Step), V: 1 + float64(i)*0.3}
 	}
-	targets := []Target{{Query: q, Rendered: r}, {Query: q, Rendered: r}, {Query: q, Rendered: r}, {Query: q, Err: errors.New("bad pack")}}
+	targets := []Target{{Query: q, Rendered: r}, {Query: q, Rendered: r, Service: "ledger"}, {Query: q, Rendered: r}, {Query: q, Err: errors.New("bad pack")}}
 	results := []queries.Result{
 		{Series: []queries.Series{{Labels: map[string]string{"service": "checkout", "dependency": "pg"}, Value: 3.7, Points: rising}}},
 		{NoData: &queries.NoData{Message: "no series of stormctl_attempts_total"}},
@@ -64,8 +64,9 @@ func TestBuildStatesAndTrend(t *testing.T) {
 	if p := ps[0]; p.State != StateCrit || p.Trend != 1 || p.Series != "checkout→pg" || p.Service != "checkout" {
 		t.Errorf("storm panel %+v", p)
 	}
-	if p := ps[1]; p.State != StateNoData || p.Note == "" || !math.IsNaN(p.Value) {
-		t.Errorf("no-data panel %+v", p)
+	if p := ps[1]; p.State != StateNoData || !math.IsNaN(p.Value) ||
+		p.Note != "no series of stormctl_attempts_total; try stormctl query doctor --service ledger" {
+		t.Errorf("a no-data panel must offer the doctor: %+v", p)
 	}
 	if p := ps[2]; p.State != StateError || !p.Stale {
 		t.Errorf("stale panel without data %+v", p)
