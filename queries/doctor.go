@@ -112,7 +112,7 @@ func (d *Doctor) Run(ctx context.Context, opts DoctorOptions) (*Diagnosis, error
 	}
 	present, err := p.present(ctx, all)
 	if err != nil {
-		return nil, fmt.Errorf("query doctor: %w", err)
+		return nil, fmt.Errorf("query doctor: could not ask which packs' metrics exist, so nothing was probed: %w", err)
 	}
 	names := map[string][]string{} // label names per probed metric, shared by packs
 	for _, pk := range d.Catalog.Packs() {
@@ -127,7 +127,7 @@ func (d *Doctor) Run(ctx context.Context, opts DoctorOptions) (*Diagnosis, error
 		}
 		if err := d.examine(ctx, p, pk, &f, opts, names); err != nil {
 			if !errors.Is(err, errBudget) {
-				return nil, fmt.Errorf("query doctor: %w", err)
+				return nil, fmt.Errorf("query doctor: could not read the labels of pack %s's metrics: %w", pk.Name, err)
 			}
 			f.Problem = fmt.Sprintf("not examined: the doctor's budget of %d requests is spent; name --service to narrow it", p.budget)
 		}

@@ -172,3 +172,28 @@ func sqlstatsStorm(d data) {
 	// Five goroutines blocked on average: five seconds of waiting per second.
 	d.counter("go_sql_stats_connections_blocked_seconds", l, poolWaits)
 }
+
+// istioTelemetryStorm: Istio's standard metrics, merged into each pod's
+// scrape. The caller's sidecar retries: the destination reports four
+// requests for each the source reports.
+func istioTelemetryStorm(d data) {
+	req := func(reporter, src, dst, code string) map[string]string {
+		l := pod(src, 0, "15020")
+		if reporter == "destination" {
+			l = pod(dst, 0, "15020")
+		}
+		return with(l, "reporter", reporter, "source_workload", src, "source_workload_namespace", "shop",
+			"destination_workload", dst, "destination_workload_namespace", "shop", "destination_service_name", dst,
+			"destination_service", dst+".shop.svc.cluster.local", "response_code", code, "response_flags", "-",
+			"request_protocol", "grpc", "connection_security_policy", "mutual_tls")
+	}
+	d.counter("istio_requests_total", req("source", "checkout", "payments", "200"), phased{10, 10, 8, 10})
+	d.counter("istio_requests_total", req("source", "checkout", "payments", "503"), edge5xx)
+	d.counter("istio_requests_total", req("destination", "checkout", "payments", "200"), phased{10, 10, 8, 10})
+	d.counter("istio_requests_total", req("destination", "checkout", "payments", "503"), phased{0, 10, 30, 0})
+	d.counter("istio_requests_total", req("destination", "checkout", "payments", "429"), throttled)
+	// The edge: frontend's requests to checkout, as checkout's sidecar saw them.
+	d.counter("istio_requests_total", req("destination", "frontend", "checkout", "200"), edgeOK)
+	d.counter("istio_requests_total", req("destination", "frontend", "checkout", "500"), edge5xx)
+	d.histogram("istio_request_duration_milliseconds", req("source", "checkout", "payments", "200"), msLes, phased{10, 10, 10, 10}, phased{50, 800, 1500, 50}, slowLat)
+}

@@ -31,20 +31,7 @@ type setup struct {
 // that every answer with that configuration is right and none reads "ok".
 func runDoctor(t *testing.T, s setup) *Diagnosis {
 	t.Helper()
-	d := newData()
-	s.data(d)
-	f := startFixture(t, d)
-	c, err := NewClient(config.Prometheus{URL: f.url}, func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := &Doctor{Catalog: f.cat, Client: c, Runner: NewRunner(c, RunnerOptions{Concurrency: 2})}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	dg, err := doc.Run(ctx, DoctorOptions{Service: s.service, Dependency: s.dep, Time: t0.Add(during), Context: "prod"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, dg := startDoctor(t, s)
 	if dg.Requests > DefaultDoctorRequests {
 		t.Errorf("the doctor sent %d probing requests, more than its budget %d", dg.Requests, DefaultDoctorRequests)
 	}
@@ -76,6 +63,33 @@ func runDoctor(t *testing.T, s setup) *Diagnosis {
 		t.Errorf("the snippet configures %v, want %v:\n%s", got, s.labels, dg.Config)
 	}
 	return dg
+}
+
+// doctorOn backfills s into a real Prometheus and runs the doctor at the
+// storm's height.
+func doctorOn(t *testing.T, s setup) *Diagnosis {
+	t.Helper()
+	_, dg := startDoctor(t, s)
+	return dg
+}
+
+func startDoctor(t *testing.T, s setup) (*fixture, *Diagnosis) {
+	t.Helper()
+	d := newData()
+	s.data(d)
+	f := startFixture(t, d)
+	c, err := NewClient(config.Prometheus{URL: f.url}, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := &Doctor{Catalog: f.cat, Client: c, Runner: NewRunner(c, RunnerOptions{Concurrency: 2})}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dg, err := doc.Run(ctx, DoctorOptions{Service: s.service, Dependency: s.dep, Time: t0.Add(during), Context: "prod"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, dg
 }
 
 func checkAnswers(t *testing.T, dg *Diagnosis, s setup) {
@@ -176,10 +190,32 @@ func TestDoctorIstioSidecarEnvoy(t *testing.T) {
 
 func TestDoctorResilience4jAnnotationScrape(t *testing.T) {
 	t.Parallel()
-	runDoctor(t, setup{data: resilience4jPodsStorm, service: "checkout", dep: "payments", pack: "resilience4j",
+	s := setup{data: resilience4jPodsStorm, service: "checkout", dep: "payments", pack: "resilience4j",
 		labels: map[string]string{"service": "app"}, depValue: "payments",
 		want: map[string]float64{
 			"amplification": 2, "retry_ratio": 0.5, "retries_per_request": 1, "breaker_open_fraction": 0.5, "pool_saturation": 0.95,
+		}}
+	runDoctor(t, s)
+	// With no service named, the doctor sees that job holds only the shared
+	// kubernetes-pods scrape and suggests app for every service of the pack.
+	s.service, s.dep, s.depValue = "", "", ""
+	dg := doctorOn(t, s)
+	if len(dg.Packs) != 1 || !maps.Equal(dg.Packs[0].Labels, map[string]string{"service": "app"}) {
+		t.Errorf("without --service: %+v", dg.Packs)
+	}
+	if strings.Contains(dg.Config, "services:") || !strings.Contains(dg.Config, `resilience4j:
+        labels: {service: "app"}`) {
+		t.Errorf("without --service the snippet sets the pack's labels only:\n%s", dg.Config)
+	}
+}
+
+func TestDoctorIstioTelemetry(t *testing.T) {
+	t.Parallel()
+	runDoctor(t, setup{data: istioTelemetryStorm, service: "checkout", dep: "payments", pack: "istio",
+		depValue: "payments.shop.svc.cluster.local",
+		want: map[string]float64{
+			"amplification": 4, "retry_ratio": 0.75, "retries_per_request": 3, "throttle_retries": 2,
+			"dependency_p99": 2.485, "edge_error_rate": 0.2,
 		}})
 }
 

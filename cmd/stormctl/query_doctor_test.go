@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -113,5 +114,15 @@ func TestQueryDoctorConfiguresIstioSidecar(t *testing.T) {
 	out, _, code = cli("query", "doctor", "--service", "nosuch")
 	if code != 4 || !strings.Contains(out, `no label of`) {
 		t.Errorf("an unknown service: exit %d, want 4 and each pack's problem\n%s", code, out)
+	}
+}
+
+// An unreachable Prometheus is named, with what the doctor did not do.
+func TestQueryDoctorUnreachable(t *testing.T) {
+	addr := "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
+	t.Setenv("STORMCTL_PROMETHEUS_URL", "http://"+addr)
+	code, out, errOut := run(t, "query", "doctor", "--service", "checkout")
+	if code != 1 || !strings.Contains(errOut, addr) || !strings.Contains(errOut, "nothing was probed") {
+		t.Errorf("exit %d, want 1 naming %s and what was not done\nstdout: %s\nstderr: %s", code, addr, out, errOut)
 	}
 }
