@@ -107,6 +107,18 @@ func (c *Catalog) packNames() []string {
 // Answers returns the packs that can answer q, in catalogue pack order.
 func (q *Query) Answers() []string { return append([]string(nil), q.answers...) }
 
+// PackQueries returns, per pack name, how each pack computes q, including
+// the templates a pack inherits from the pack it extends.
+func (c *Catalog) PackQueries(q *Query) map[string]*PackQuery {
+	out := map[string]*PackQuery{}
+	for _, pk := range c.packs {
+		if pq := q.packQuery(pk); pq != nil {
+			out[pk.Name] = pq
+		}
+	}
+	return out
+}
+
 // packQuery is how pk answers q: its own template, else its base pack's.
 func (q *Query) packQuery(pk *Pack) *PackQuery {
 	if pq := q.Packs[pk.Name]; pq != nil || pk.Extends == "" {

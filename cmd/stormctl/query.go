@@ -99,16 +99,17 @@ type queryInfo struct {
 	Unsupported []unsupportedInfo `json:"unsupported,omitempty"`
 }
 
-func describe(q *queries.Query) queryInfo {
+func describe(cat *queries.Catalog, q *queries.Query) queryInfo {
 	qi := queryInfo{ID: q.ID, Title: q.Title, Unit: q.Unit, Meaning: q.Meaning, Action: q.Action,
 		Params: q.Params, Threshold: thresholdOf(q.Threshold), Packs: []packInfo{}}
-	names := make([]string, 0, len(q.Packs))
-	for n := range q.Packs {
+	pqs := cat.PackQueries(q)
+	names := make([]string, 0, len(pqs))
+	for n := range pqs {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		pq := q.Packs[n]
+		pq := pqs[n]
 		if pq.Unsupported != "" {
 			qi.Unsupported = append(qi.Unsupported, unsupportedInfo{Pack: n, Reason: pq.Unsupported})
 			continue
@@ -130,7 +131,7 @@ func newQueryListCmd(f *Factory) *cobra.Command {
 			}
 			infos := []queryInfo{}
 			for _, q := range cat.Queries() {
-				infos = append(infos, describe(q))
+				infos = append(infos, describe(cat, q))
 			}
 			return f.Print(infos, func(tty bool) error {
 				t := output.NewTable(f.IO.Out, tty, "id", "title", "unit", "warn", "crit", "for", "packs")
