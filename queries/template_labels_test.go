@@ -57,7 +57,7 @@ func TestRenderRenamesEveryLabel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`app="checkout"`, `response_code="429"`, `cluster_name=~"((inbound|outbound)\\|[0-9]*\\|[^|]*\\|)?payments(\\..+)?"`} {
+	for _, want := range []string{`app="checkout"`, `response_code="429"`, `cluster_name=~"((inbound|outbound)\\|[0-9]*\\|[a-zA-Z0-9._-]*\\|)?payments(\\.[a-zA-Z0-9_-]+)*"`} {
 		if !strings.Contains(r.Expr, want) {
 			t.Errorf("missing %s in\n%s", want, r.Expr)
 		}
