@@ -85,9 +85,11 @@ func (p *probe) labelNames(ctx context.Context, metric string) ([]string, error)
 		return nil, err
 	}
 	names, _, _, err := p.api.LabelNames(ctx, []string{selectorOf(metric)}, p.since, p.at)
-	out := make([]string, len(names))
-	for i, n := range names {
-		out[i] = string(n)
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		if n != model.MetricNameLabel {
+			out = append(out, string(n))
+		}
 	}
 	return out, p.errf("labels", err)
 }

@@ -197,3 +197,28 @@ func istioTelemetryStorm(d data) {
 	d.counter("istio_requests_total", req("destination", "frontend", "checkout", "500"), edge5xx)
 	d.histogram("istio_request_duration_milliseconds", req("source", "checkout", "payments", "200"), msLes, phased{10, 10, 10, 10}, phased{50, 800, 1500, 50}, slowLat)
 }
+
+// otelHTTPCollectorStorm: OpenTelemetry HTTP semantic-convention metrics
+// through a Collector scraped without honor_labels; the client names the
+// dependency by its cluster DNS name (server_address).
+func otelHTTPCollectorStorm(d data) {
+	scrape := map[string]string{
+		"job": "otel-collector", "instance": "otel-collector.observability:8889",
+		"exported_job": "checkout", "exported_instance": "checkout-6c9f8d7b4-a2x7q",
+		"otel_scope_name": "go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp",
+	}
+	cl := func(code string) map[string]string {
+		return with(scrape, "http_request_method", "POST", "server_address", "payments.shop.svc.cluster.local",
+			"server_port", "8080", "url_scheme", "http", "network_protocol_version", "1.1", "http_response_status_code", code)
+	}
+	d.histogram("http_client_request_duration_seconds", cl("200"), les, phased{10, 10, 8, 10}, phased{0.05, 0.8, 1.5, 0.05}, slowLat)
+	d.histogram("http_client_request_duration_seconds", cl("503"), les, phased{0, 10, 30, 0}, phased{0.05, 0.8, 1.5, 0.05}, slowLat)
+	d.histogram("http_client_request_duration_seconds", cl("429"), les, throttled, phased{0.05, 0.8, 1.5, 0.05}, slowLat)
+	srv := func(code string) map[string]string {
+		return with(scrape, "http_request_method", "POST", "http_route", "/checkout", "url_scheme", "http",
+			"network_protocol_version", "1.1", "http_response_status_code", code)
+	}
+	fast := phased{0.02, 0.02, 0.02, 0.02}
+	d.histogram("http_server_request_duration_seconds", srv("200"), les, edgeOK, fast, fastLat)
+	d.histogram("http_server_request_duration_seconds", srv("500"), les, edge5xx, fast, fastLat)
+}

@@ -36,6 +36,9 @@ func snippet(dg *Diagnosis, ctx string) string {
 		}
 		fmt.Fprintf(&b, "    services:\n      %s: {pack: %s}\n", strconv.Quote(dg.Service), pack)
 	}
+	if dg.Service == "" {
+		fmt.Fprintf(&b, "    # and pick the pack per service: services: {<service>: {pack: %s}}\n", fits[0].Pack)
+	}
 	first := true
 	for _, f := range fits {
 		if len(f.Labels) == 0 {

@@ -203,9 +203,9 @@ func TestDoctorResilience4jAnnotationScrape(t *testing.T) {
 	if len(dg.Packs) != 1 || !maps.Equal(dg.Packs[0].Labels, map[string]string{"service": "app"}) {
 		t.Errorf("without --service: %+v", dg.Packs)
 	}
-	if strings.Contains(dg.Config, "services:") || !strings.Contains(dg.Config, `resilience4j:
+	if strings.Contains(dg.Config, "\n    services:") || !strings.Contains(dg.Config, "{pack: resilience4j}") || !strings.Contains(dg.Config, `resilience4j:
         labels: {service: "app"}`) {
-		t.Errorf("without --service the snippet sets the pack's labels only:\n%s", dg.Config)
+		t.Errorf("without --service the snippet sets the pack's labels and says how to pick it:\n%s", dg.Config)
 	}
 }
 
@@ -226,6 +226,15 @@ func TestDoctorGRPCBehindOTelCollector(t *testing.T) {
 		want: map[string]float64{
 			"amplification": 4, "retry_ratio": 0.75, "retries_per_request": 3, "throttle_retries": 2,
 			"dependency_p99": 2.485, "edge_error_rate": 0.2,
+		}})
+}
+
+func TestDoctorOTelHTTPBehindCollector(t *testing.T) {
+	t.Parallel()
+	runDoctor(t, setup{data: otelHTTPCollectorStorm, service: "checkout", dep: "payments", pack: "otel",
+		labels: map[string]string{"service": "exported_job"}, depValue: "payments.shop.svc.cluster.local",
+		want: map[string]float64{
+			"amplification": 4, "throttle_retries": 2, "dependency_p99": 2.485, "edge_error_rate": 0.2,
 		}})
 }
 

@@ -105,6 +105,14 @@ func TestQueryDoctorConfiguresIstioSidecar(t *testing.T) {
 		t.Fatalf("snippet:\n%s", dg.Config)
 	}
 
+	table, _, _ := cli("query", "doctor", "--service", "checkout", "--dependency", "payments")
+	for _, want := range []string{"envoy-istio\tyes\tapp=checkout\tcluster_name=outbound|50051||payments.shop.svc.cluster.local (envoy-cluster)",
+		"throttle_retries\tenvoy-istio\t", "# add to the config file (" + cfgPath + "):", `"checkout": {pack: envoy-istio}`} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table output lacks %q:\n%s", want, table)
+		}
+	}
+	t.Log(table)
 	writeCfg("current-context: test\n" + strings.Replace(dg.Config, "\"test\":", "\"test\":\n    actor: alice", 1))
 	out, errOut, code = cli(run...)
 	// The rate is computed from samples: 2 may print as 1.9999999999999998.
