@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/internal/iostreams"
+	"github.com/stormctl/stormctl/internal/output"
 	"github.com/stormctl/stormctl/internal/testenv"
+	"github.com/stormctl/stormctl/queries"
 )
 
 // istioSidecarNow is 30 minutes, ending now, of an Istio sidecar's Envoy
@@ -132,5 +134,44 @@ func TestQueryDoctorUnreachable(t *testing.T) {
 	code, out, errOut := run(t, "query", "doctor", "--service", "checkout")
 	if code != 1 || !strings.Contains(errOut, addr) || !strings.Contains(errOut, "nothing was probed") {
 		t.Errorf("exit %d, want 1 naming %s and what was not done\nstdout: %s\nstderr: %s", code, addr, out, errOut)
+	}
+}
+
+// Text from the server (label values, problems that quote label names) is
+// printed with control characters escaped, in the table and the snippet.
+func TestDoctorTableEscapesServerText(t *testing.T) {
+	io, _, out, _ := iostreams.Test()
+	f := newFactory(io, func(string) string { return "" })
+	f.flags.configPath = "/tmp/cfg\x1b[2J.yaml"
+	dg := &queries.Diagnosis{
+		Packs: []queries.PackFinding{
+			{Pack: "grpc", ServiceLabel: "exported_job", ServiceValue: "check\x1b]0;pwned\aout",
+				DependencyLabel: "grpc_target", DependencyValue: "dns:///pay\rments:50051", DependencyForm: "grpc-target"},
+			{Pack: "envoy", Problem: "no label \x1b[31mred"},
+		},
+		Answers: []queries.Answer{{Query: "amplification", Pack: "grpc", NoData: "metric \"x\x07\" not found",
+			Values: nil}, {Query: "retry_ratio", Pack: "grpc", Values: []queries.AnswerValue{{Labels: map[string]string{"exported_job": "a\x1bb"}, Value: 4, Status: queries.Crit}}}},
+		Config: "contexts:\n  \"x\x1b\":\n",
+	}
+	for _, tty := range []bool{false, true} {
+		out.Reset()
+		if err := printDiagnosis(f, dg, tty); err != nil {
+			t.Fatal(err)
+		}
+		if strings.ContainsAny(out.String(), "\x1b\a\r\x07") {
+			t.Errorf("raw control characters reach the terminal (tty %v): %q", tty, out.String())
+		}
+		if !strings.Contains(out.String(), `check\x1b]0;pwned\aout`) {
+			t.Errorf("escaped value missing: %q", out.String())
+		}
+	}
+	for _, ft := range []output.Format{output.JSON, output.YAML} {
+		out.Reset()
+		if err := output.Structured(out, ft, dg); err != nil {
+			t.Fatal(err)
+		}
+		if strings.ContainsAny(out.String(), "\x1b\a\r") {
+			t.Errorf("-o %s prints raw control characters: %q", ft, out.String())
+		}
 	}
 }
