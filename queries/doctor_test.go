@@ -62,6 +62,27 @@ func runDoctor(t *testing.T, s setup) *Diagnosis {
 	if got := cfg.LabelsFor(s.pack, s.service); !maps.Equal(got, s.labels) {
 		t.Errorf("the snippet configures %v, want %v:\n%s", got, s.labels, dg.Config)
 	}
+	// And with that config, as query run and the dashboard render them,
+	// the pack's queries read the storm.
+	pack := cfg.Services[s.service].Pack
+	if pack != s.pack {
+		t.Fatalf("the snippet picks pack %q for %s, want %s", pack, s.service, s.pack)
+	}
+	for id, w := range s.want {
+		r, err := f.cat.Render(id, pack, Params{Service: s.service, Dependency: s.dep, Labels: cfg.LabelsFor(pack, s.service)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := f.eval(r.Expr, during)
+		if len(got) != 1 {
+			t.Errorf("configured %s: %d series, want 1: %v", id, len(got), got)
+		}
+		for k, v := range got {
+			if !near(v, w) || r.Threshold.Evaluate(v) == OK {
+				t.Errorf("configured %s: %s = %g (%s), want %g, not ok", id, k, v, r.Threshold.Evaluate(v), w)
+			}
+		}
+	}
 	return dg
 }
 

@@ -227,7 +227,12 @@ func newQueryExportCmd(f *Factory) *cobra.Command {
 			if _, err := cat.Pack(pack); err != nil {
 				return exit.NewUsage(err)
 			}
-			out, err := cat.Rules(pack, queries.Params{})
+			cfg, err := f.Config()
+			if err != nil {
+				return err
+			}
+			// The context's label names for the pack (packs.<pack>.labels).
+			out, err := cat.Rules(pack, queries.Params{Labels: cfg.LabelsFor(pack, "")})
 			if err != nil {
 				return err
 			}

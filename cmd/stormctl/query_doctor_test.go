@@ -175,3 +175,19 @@ func TestDoctorTableEscapesServerText(t *testing.T) {
 		}
 	}
 }
+
+// The context's pack labels reach every rendering, the exported rules too.
+func TestQueryExportUsesPackLabels(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte("current-context: p\ncontexts:\n  p:\n    packs:\n      grpc: {labels: {service: exported_job}}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("STORMCTL_CONFIG", cfg)
+	io, _, out, errOut := iostreams.Test()
+	if code := Main([]string{"query", "export", "--pack", "grpc"}, io); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out.String(), "sum by (exported_job, grpc_target)") || strings.Contains(out.String(), "by (job,") {
+		t.Errorf("rules do not use the context's labels:\n%s", out.String())
+	}
+}
