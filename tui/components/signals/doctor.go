@@ -11,7 +11,8 @@ func withDoctorHint(note, service string) string {
 		cmd += " --service " + service
 	}
 	if note == "" {
-		return "no series; try " + cmd
+		return "try " + cmd
 	}
-	return note + "; try " + cmd
+	// The hint first: a narrow panel truncates the end.
+	return "try " + cmd + " · " + note
 }
