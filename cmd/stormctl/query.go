@@ -17,10 +17,12 @@ import (
 func newQueryCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "query",
-		Short: "Saved amplification queries: list, show, run, check, export",
+		Short: "Saved amplification queries: list, show, run, check, export, doctor",
 		Long: `Saved queries answer "are retries now the load?" from Prometheus. Each has
 thresholds and one PromQL template per pack (the stormctl metric contract, Envoy,
-Istio, resilience4j, OpenTelemetry, gRPC, HikariCP, Go database/sql).`,
+Envoy in Istio sidecars, Istio, resilience4j, OpenTelemetry, gRPC, HikariCP, Go
+database/sql and sqlstats). "query doctor" finds which packs and label names fit
+your Prometheus and prints the config for them.`,
 	}
 	cmd.AddCommand(newQueryListCmd(f), newQueryShowCmd(f), newQueryRunCmd(f), newQueryCheckCmd(f), newQueryExportCmd(f), newQueryDoctorCmd(f))
 	return cmd
