@@ -129,12 +129,11 @@ func (d *Doctor) Run(ctx context.Context, opts DoctorOptions) (*Diagnosis, error
 			if !errors.Is(err, errBudget) {
 				return nil, fmt.Errorf("query doctor: could not read the labels of pack %s's metrics: %w", pk.Name, err)
 			}
-			f.Problem = fmt.Sprintf("not examined: the doctor's budget of %d requests is spent; name --service to narrow it", p.budget)
+			f.Problem = fmt.Sprintf("not examined: the doctor's budget of %d requests is spent (--max-requests)", p.budget)
 		}
 		dg.Packs = append(dg.Packs, f)
 	}
 	dg.Requests = p.used
-	dg.Notes = p.notes
 	if len(dg.Packs) == 0 {
 		dg.Notes = append(dg.Notes, fmt.Sprintf("no metric of any pack has series at %s: check the Prometheus URL and that the exporters are scraped", at.UTC().Format(time.RFC3339)))
 	}

@@ -31,7 +31,6 @@ type probe struct {
 	since  time.Time
 	budget int
 	used   int
-	notes  []string
 }
 
 var errBudget = fmt.Errorf("request budget spent")

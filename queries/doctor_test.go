@@ -21,6 +21,7 @@ type setup struct {
 	pack     string            // the pack the doctor must find fitting
 	labels   map[string]string // the overrides it must suggest
 	depValue string            // the stored form of dep it must find
+	budget   int               // MaxRequests; 0 for the default
 	// want is every query the pack answers, with the one value it must
 	// read during the storm once configured as the doctor says.
 	want map[string]float64
@@ -106,7 +107,7 @@ func startDoctor(t *testing.T, s setup) (*fixture, *Diagnosis) {
 	doc := &Doctor{Catalog: f.cat, Client: c, Runner: NewRunner(c, RunnerOptions{Concurrency: 2})}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	dg, err := doc.Run(ctx, DoctorOptions{Service: s.service, Dependency: s.dep, Time: t0.Add(during), Context: "prod"})
+	dg, err := doc.Run(ctx, DoctorOptions{Service: s.service, Dependency: s.dep, Time: t0.Add(during), Context: "prod", MaxRequests: s.budget})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,6 +193,24 @@ func TestDoctorEnvoyPerServiceJob(t *testing.T) {
 			"amplification": 4, "retry_ratio": 0.75, "retries_per_request": 3, "throttle_retries": 2,
 			"breaker_open_fraction": 0.5, "dependency_p99": 2.485, "edge_error_rate": 0.2,
 		}})
+}
+
+// The doctor stops at its budget and says which packs it did not examine.
+func TestDoctorBudget(t *testing.T) {
+	t.Parallel()
+	dg := doctorOn(t, setup{data: envoyStorm, service: "checkout", dep: "payments", budget: 3})
+	if dg.Requests != 3 {
+		t.Errorf("%d requests, want the budget of 3", dg.Requests)
+	}
+	var problems []string
+	for _, p := range dg.Packs {
+		problems = append(problems, p.Pack+": "+p.Problem)
+	}
+	// presence, envoy's label names, its service label values: then no
+	// request is left for its dependency values.
+	if len(dg.Packs) != 2 || dg.Packs[0].Pack != "envoy" || !strings.Contains(dg.Packs[0].Problem, "budget of 3 requests is spent") || dg.Config != "" {
+		t.Errorf("packs %v, config %q", problems, dg.Config)
+	}
 }
 
 func TestDoctorIstioSidecarEnvoy(t *testing.T) {
