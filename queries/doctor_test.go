@@ -261,12 +261,18 @@ func TestDoctorIstioTelemetry(t *testing.T) {
 
 func TestDoctorGRPCBehindOTelCollector(t *testing.T) {
 	t.Parallel()
-	runDoctor(t, setup{data: grpcCollectorStorm, service: "checkout", dep: "payments", pack: "grpc",
+	s := setup{data: grpcCollectorStorm, service: "checkout", dep: "payments", pack: "grpc",
 		labels: map[string]string{"service": "exported_job"}, depValue: "dns:///payments:50051",
 		want: map[string]float64{
 			"amplification": 4, "retry_ratio": 0.75, "retries_per_request": 3, "throttle_retries": 2,
 			"dependency_p99": 2.485, "edge_error_rate": 0.2,
-		}})
+		}}
+	runDoctor(t, s)
+	// With no service named, job="otel-collector" is seen as the collector's.
+	s.service, s.dep = "", ""
+	if dg := doctorOn(t, s); len(dg.Packs) != 1 || !maps.Equal(dg.Packs[0].Labels, s.labels) {
+		t.Errorf("without --service: %+v", dg.Packs)
+	}
 }
 
 func TestDoctorOTelHTTPBehindCollector(t *testing.T) {
