@@ -131,8 +131,9 @@ func (p *probe) findService(ctx context.Context, pk *Pack, metric, service strin
 			return "", "", err
 		}
 		if service != "" {
+			names := valueMatcher(pk.Match[ParamService], service)
 			for _, v := range vs {
-				if Matches(pk.Match[ParamService], service, v) {
+				if names(v) {
 					return c, v, nil
 				}
 			}
@@ -168,9 +169,10 @@ func (p *probe) findDependency(ctx context.Context, pk *Pack, metric, dep string
 	if err != nil {
 		return "", "", err
 	}
-	for _, conv := range []string{MatchExact, MatchFQDN, MatchGRPCTarget, MatchEnvoyCluster} {
+	for _, conv := range MatchConventions {
+		names := valueMatcher(conv, dep)
 		for _, v := range vs {
-			if Matches(conv, dep, v) {
+			if names(v) {
 				return v, conv, nil
 			}
 		}

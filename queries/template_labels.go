@@ -51,13 +51,16 @@ func MatchPattern(convention, v string) string {
 
 // Matches reports whether the label value got is a form of the value v under
 // convention: the check the doctor makes against label values.
-func Matches(convention, v, got string) bool {
+func Matches(convention, v, got string) bool { return valueMatcher(convention, v)(got) }
+
+// valueMatcher compiles the test once, for matching many label values.
+func valueMatcher(convention, v string) func(string) bool {
 	p := MatchPattern(convention, v)
 	if p == "" {
-		return got == v
+		return func(got string) bool { return got == v }
 	}
-	re, err := regexp.Compile("^(?:" + p + ")$")
-	return err == nil && re.MatchString(got)
+	// v is quoted and the patterns are constants: this always compiles.
+	return regexp.MustCompile("^(?:" + p + ")$").MatchString
 }
 
 // matcher renders the selector for param's value v on label.
