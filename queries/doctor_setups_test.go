@@ -32,8 +32,8 @@ func (d data) cumGauge(name string, labels map[string]string, rate phased) {
 }
 
 // envoyCluster writes one Envoy's stats for its cluster to the dependency,
-// with the tag names given (Envoy's own, or Istio's).
-func envoyCluster(d data, cl map[string]string, code, codeClass, five, hcm string, hcmLabels map[string]string) {
+// with the response-code tag name given (Envoy's own, or Istio's).
+func envoyCluster(d data, cl map[string]string, code string) {
 	d.cumGauge("envoy_cluster_upstream_rq_total", cl, attempts)
 	d.counter("envoy_cluster_upstream_rq_retry", cl, retryRate)
 	d.counter("envoy_cluster_upstream_rq", with(cl, code, "200"), phased{10, 10, 8, 10})
@@ -41,10 +41,6 @@ func envoyCluster(d data, cl map[string]string, code, codeClass, five, hcm strin
 	d.counter("envoy_cluster_retry_upstream_rq", with(cl, code, "503"), phased{0, 10, 28, 0})
 	d.counter("envoy_cluster_retry_upstream_rq", with(cl, code, "429"), throttled)
 	d.histogram("envoy_cluster_upstream_rq_time", cl, msLes, attempts, phased{50, 800, 1500, 50}, slowLat)
-	h := with(hcmLabels, hcm, "ingress")
-	d.counter("envoy_http_downstream_rq_total", h, phased{10, 10, 10, 10})
-	d.counter("envoy_http_downstream_rq_xx", with(h, codeClass, "2"+five[1:]), edgeOK)
-	d.counter("envoy_http_downstream_rq_xx", with(h, codeClass, five), edge5xx)
 }
 
 // breakers writes a breaker gauge for four instances, half of them open in
@@ -59,7 +55,11 @@ func breakers(d data, name string, instance func(i int) map[string]string) {
 func envoyStorm(d data) {
 	scrape := map[string]string{"job": "checkout", "instance": "10.1.0.7:9901"}
 	cl := with(scrape, "envoy_cluster_name", "payments")
-	envoyCluster(d, cl, "envoy_response_code", "envoy_response_code_class", "5", "envoy_http_conn_manager_prefix", scrape)
+	envoyCluster(d, cl, "envoy_response_code")
+	h := with(scrape, "envoy_http_conn_manager_prefix", "ingress")
+	d.counter("envoy_http_downstream_rq_total", h, phased{10, 10, 10, 10})
+	d.counter("envoy_http_downstream_rq_xx", with(h, "envoy_response_code_class", "2"), edgeOK)
+	d.counter("envoy_http_downstream_rq_xx", with(h, "envoy_response_code_class", "5"), edge5xx)
 	breakers(d, "envoy_cluster_circuit_breakers_default_rq_open", func(i int) map[string]string {
 		return with(cl, "instance", fmt.Sprintf("10.1.0.%d:9901", 7+i))
 	})
@@ -80,7 +80,13 @@ func pod(app string, i int, port string) map[string]string {
 func istioEnvoyStorm(d data) {
 	const cluster = "outbound|50051||payments.shop.svc.cluster.local"
 	cl := with(pod("checkout", 0, "15020"), "cluster_name", cluster)
-	envoyCluster(d, cl, "response_code", "response_code_class", "5xx", "http_conn_manager_prefix", pod("checkout", 0, "15020"))
+	envoyCluster(d, cl, "response_code")
+	// Istio keeps the inbound listener in the name, and its class tag
+	// takes the whole _5xx: downstream_rq_5xx → downstream_rq{response_code_class="5xx"}.
+	in := pod("checkout", 0, "15020")
+	d.cumGauge("envoy_http_inbound_0_0_0_0_8080_downstream_rq_total", in, phased{10, 10, 10, 10})
+	d.counter("envoy_http_inbound_0_0_0_0_8080_downstream_rq", with(in, "response_code_class", "2xx"), edgeOK)
+	d.counter("envoy_http_inbound_0_0_0_0_8080_downstream_rq", with(in, "response_code_class", "5xx"), edge5xx)
 	breakers(d, "envoy_cluster_circuit_breakers_default_rq_open", func(i int) map[string]string {
 		return with(pod("checkout", i, "15020"), "cluster_name", cluster)
 	})
