@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stormctl/stormctl/internal/config"
 )
@@ -295,4 +296,35 @@ func TestDoctorSQLStats(t *testing.T) {
 	runDoctor(t, setup{data: sqlstatsStorm, service: "checkout", pack: "sqlstats",
 		labels: map[string]string{"service": "app"},
 		want:   map[string]float64{"pool_saturation": 0.95, "demanded_concurrency": 1.2}})
+}
+
+// FuzzSnippet: whatever names the server and the config hold, the snippet
+// is a config file that reads back the same labels and pack.
+func FuzzSnippet(f *testing.F) {
+	f.Add("checkout", "exported_job", "prod")
+	f.Add("a|b:c/d", "app\n  evil: true", "x\": {}\n")
+	f.Add("x", "\x1b[2J", "ctx\x00")
+	f.Fuzz(func(t *testing.T, service, label, ctx string) {
+		if !utf8.ValidString(label) || !utf8.ValidString(ctx) || ValidateValue(ParamService, service) != nil || service == "" {
+			return
+		}
+		dg := &Diagnosis{Service: service, Packs: []PackFinding{{Pack: "grpc", DependencyLabel: "grpc_target", Labels: map[string]string{ParamService: label}}}}
+		s := snippet(dg, ctx)
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := config.Load(path)
+		if err != nil {
+			t.Fatalf("the snippet does not load: %v\n%s", err, s)
+		}
+		name := ctx
+		if name == "" {
+			name = "<context>"
+		}
+		c := cfg.Contexts[name]
+		if c == nil || c.Services[service].Pack != "grpc" || c.LabelsFor("grpc", service)[ParamService] != label {
+			t.Fatalf("the snippet reads back differently:\n%s", s)
+		}
+	})
 }
