@@ -79,6 +79,9 @@ func runDoctor(cmd *cobra.Command, f *Factory, o *doctorOptions) error {
 	for _, n := range dg.Notes {
 		fmt.Fprintln(f.IO.ErrOut, "doctor: "+printable(n))
 	}
+	if o.service != "" {
+		fmt.Fprintln(f.IO.ErrOut, "doctor: "+compareConfig(dg, cfg.Context, o.service))
+	}
 	if err := f.Print(dg, func(tty bool) error { return printDiagnosis(f, dg, tty) }); err != nil {
 		return err
 	}
@@ -130,6 +133,34 @@ func printDiagnosis(f *Factory, dg *queries.Diagnosis, tty bool) error {
 		fmt.Fprintf(f.IO.Out, "\n# add to the config file (%s):\n%s", printable(f.configFile()), printable(dg.Config))
 	}
 	return nil
+}
+
+// compareConfig says whether the context already answers for service the
+// way the doctor suggests, so a responder knows whether to paste the snippet.
+func compareConfig(dg *queries.Diagnosis, cfg config.Context, service string) string {
+	pack := cfg.Services[service].Pack
+	if pack == "" {
+		pack = queries.DefaultPack
+	}
+	for _, p := range dg.Packs {
+		if p.Pack != pack {
+			continue
+		}
+		if !p.Fits() {
+			break
+		}
+		have := cfg.LabelsFor(pack, service)
+		for k, v := range p.Labels {
+			if have[k] != v {
+				return fmt.Sprintf("the config answers %s with pack %s but not label %s=%s: paste the snippet", service, pack, k, v)
+			}
+		}
+		return fmt.Sprintf("the config already answers %s with pack %s", service, pack)
+	}
+	if dg.Config == "" {
+		return fmt.Sprintf("the config answers %s with pack %s, and no pack fits here", service, pack)
+	}
+	return fmt.Sprintf("the config answers %s with pack %s, which does not fit here: paste the snippet", service, pack)
 }
 
 // printable escapes control characters in text that came from the server,

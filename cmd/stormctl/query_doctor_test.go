@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormctl/stormctl/internal/config"
 	"github.com/stormctl/stormctl/internal/iostreams"
 	"github.com/stormctl/stormctl/internal/output"
 	"github.com/stormctl/stormctl/internal/testenv"
@@ -100,6 +101,9 @@ func TestQueryDoctorConfiguresIstioSidecar(t *testing.T) {
 	if len(fits) != 1 || fits["envoy-istio"] != "outbound|50051||payments.shop.svc.cluster.local" {
 		t.Errorf("fitting packs %v, want envoy-istio with Istio's cluster name\n%s", fits, out)
 	}
+	if !strings.Contains(errOut, "the config answers checkout with pack stormctl, which does not fit here: paste the snippet") {
+		t.Errorf("the doctor must say the current config does not fit: %s", errOut)
+	}
 	if dg.Requests < 2 || dg.Requests > 16 || !strings.Contains(errOut, "probing requests to "+p.URL) {
 		t.Errorf("requests %d, stderr %q", dg.Requests, errOut)
 	}
@@ -120,6 +124,9 @@ func TestQueryDoctorConfiguresIstioSidecar(t *testing.T) {
 	// The rate is computed from samples: 2 may print as 1.9999999999999998.
 	if code != 0 || !strings.Contains(out, `"status": "crit"`) || !regexp.MustCompile(`"value": (2|1\.9999+[0-9]*|2\.0000+[0-9]*)[,\n]`).MatchString(out) {
 		t.Fatalf("after the doctor's config: exit %d, want 2 retries/s, crit\n%s\n%s", code, out, errOut)
+	}
+	if _, errOut, _ := cli("query", "doctor", "--service", "checkout"); !strings.Contains(errOut, "the config already answers checkout with pack envoy-istio") {
+		t.Errorf("after pasting the snippet: %s", errOut)
 	}
 	out, _, code = cli("query", "doctor", "--service", "nosuch")
 	if code != 4 || !strings.Contains(out, `no label of`) {
@@ -189,5 +196,26 @@ func TestQueryExportUsesPackLabels(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "sum by (exported_job, grpc_target)") || strings.Contains(out.String(), "by (job,") {
 		t.Errorf("rules do not use the context's labels:\n%s", out.String())
+	}
+}
+
+func TestCompareConfig(t *testing.T) {
+	dg := &queries.Diagnosis{Config: "x", Packs: []queries.PackFinding{
+		{Pack: "envoy", Problem: "no envoy_cluster_name"},
+		{Pack: "grpc", Labels: map[string]string{"service": "exported_job"}},
+	}}
+	for _, c := range []struct {
+		cfg  config.Context
+		want string
+	}{
+		{config.Context{}, "the config answers checkout with pack stormctl, which does not fit here: paste the snippet"},
+		{config.Context{Services: map[string]config.Service{"checkout": {Pack: "envoy"}}}, "with pack envoy, which does not fit here"},
+		{config.Context{Services: map[string]config.Service{"checkout": {Pack: "grpc"}}}, "with pack grpc but not label service=exported_job"},
+		{config.Context{Services: map[string]config.Service{"checkout": {Pack: "grpc"}},
+			Packs: map[string]config.PackSettings{"grpc": {Labels: map[string]string{"service": "exported_job"}}}}, "already answers checkout with pack grpc"},
+	} {
+		if got := compareConfig(dg, c.cfg, "checkout"); !strings.Contains(got, c.want) {
+			t.Errorf("%+v: %q, want %q", c.cfg, got, c.want)
+		}
 	}
 }
