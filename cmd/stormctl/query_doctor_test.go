@@ -56,7 +56,11 @@ func istioSidecarNow(end time.Time) string {
 // Prometheus, pastes its snippet into the config file, and checks that
 // query run then answers from the sidecar's stats where it had no data.
 func TestQueryDoctorConfiguresIstioSidecar(t *testing.T) {
-	p := testenv.StartPrometheus(t, testenv.PromOptions{OpenMetrics: istioSidecarNow(fixtureEnd())})
+	end := fixtureEnd()
+	p := testenv.StartPrometheus(t, testenv.PromOptions{OpenMetrics: istioSidecarNow(end)})
+	// Every command looks at the fixture's last sample, however long a
+	// loaded machine takes to get there.
+	at := end.Format(time.RFC3339)
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "config.yaml")
 	writeCfg := func(s string) {
@@ -72,12 +76,12 @@ func TestQueryDoctorConfiguresIstioSidecar(t *testing.T) {
 		code := Main(args, io)
 		return out.String(), errOut.String(), code
 	}
-	run := []string{"query", "run", "throttle_retries", "--service", "checkout", "--dependency", "payments", "-o", "json"}
+	run := []string{"query", "run", "throttle_retries", "--service", "checkout", "--dependency", "payments", "--time", at, "-o", "json"}
 	if out, errOut, code := cli(run...); code != 0 || !strings.Contains(out, `"no_data"`) {
 		t.Fatalf("before the doctor: exit %d, want no data\n%s\n%s", code, out, errOut)
 	}
 
-	out, errOut, code := cli("query", "doctor", "--service", "checkout", "--dependency", "payments", "-o", "json")
+	out, errOut, code := cli("query", "doctor", "--service", "checkout", "--dependency", "payments", "--time", at, "-o", "json")
 	if code != 0 {
 		t.Fatalf("doctor: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -111,7 +115,7 @@ func TestQueryDoctorConfiguresIstioSidecar(t *testing.T) {
 		t.Fatalf("snippet:\n%s", dg.Config)
 	}
 
-	table, _, _ := cli("query", "doctor", "--service", "checkout", "--dependency", "payments")
+	table, _, _ := cli("query", "doctor", "--service", "checkout", "--dependency", "payments", "--time", at)
 	for _, want := range []string{"envoy-istio\tyes\tapp=checkout\tcluster_name=outbound|50051||payments.shop.svc.cluster.local (envoy-cluster)",
 		"throttle_retries\tenvoy-istio\t", "# add to the config file (" + cfgPath + "):", `"checkout": {pack: envoy-istio}`} {
 		if !strings.Contains(table, want) {
@@ -125,10 +129,10 @@ func TestQueryDoctorConfiguresIstioSidecar(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"status": "crit"`) || !regexp.MustCompile(`"value": (2|1\.9999+[0-9]*|2\.0000+[0-9]*)[,\n]`).MatchString(out) {
 		t.Fatalf("after the doctor's config: exit %d, want 2 retries/s, crit\n%s\n%s", code, out, errOut)
 	}
-	if _, errOut, _ := cli("query", "doctor", "--service", "checkout"); !strings.Contains(errOut, "the config already answers checkout with pack envoy-istio") {
+	if _, errOut, _ := cli("query", "doctor", "--service", "checkout", "--time", at); !strings.Contains(errOut, "the config already answers checkout with pack envoy-istio") {
 		t.Errorf("after pasting the snippet: %s", errOut)
 	}
-	out, _, code = cli("query", "doctor", "--service", "nosuch")
+	out, _, code = cli("query", "doctor", "--service", "nosuch", "--time", at)
 	if code != 4 || !strings.Contains(out, `no label of`) {
 		t.Errorf("an unknown service: exit %d, want 4 and each pack's problem\n%s", code, out)
 	}
