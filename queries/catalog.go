@@ -21,9 +21,17 @@ type Catalog struct {
 // Pack is a family of metric names a query can be answered from.
 type Pack struct {
 	Name, Title, Description string
-	// Labels maps a param to this pack's label name, e.g. dependency → envoy_cluster_name.
+	// Labels maps a param to this pack's label name, e.g. dependency → envoy_cluster_name,
+	// and any other label name its templates write to the name this pack's
+	// exporter uses (envoy-istio: envoy_response_code → response_code).
 	// A param without an entry uses its own name as the label.
 	Labels map[string]string
+	// Match is the naming convention of a param's values (MatchFQDN, ...);
+	// a param without an entry is matched exactly.
+	Match map[string]string
+	// Extends names the pack whose templates answer the queries this pack
+	// has no template of its own for, rendered with this pack's Labels.
+	Extends string
 
 	otherwise string // why the pack cannot answer a query it has no entry for
 }
@@ -98,6 +106,26 @@ func (c *Catalog) packNames() []string {
 
 // Answers returns the packs that can answer q, in catalogue pack order.
 func (q *Query) Answers() []string { return append([]string(nil), q.answers...) }
+
+// PackQueries returns, per pack name, how each pack computes q, including
+// the templates a pack inherits from the pack it extends.
+func (c *Catalog) PackQueries(q *Query) map[string]*PackQuery {
+	out := map[string]*PackQuery{}
+	for _, pk := range c.packs {
+		if pq := q.packQuery(pk); pq != nil {
+			out[pk.Name] = pq
+		}
+	}
+	return out
+}
+
+// packQuery is how pk answers q: its own template, else its base pack's.
+func (q *Query) packQuery(pk *Pack) *PackQuery {
+	if pq := q.Packs[pk.Name]; pq != nil || pk.Extends == "" {
+		return pq
+	}
+	return q.Packs[pk.Extends]
+}
 
 func (q *Query) declares(param string) bool {
 	for _, p := range q.Params {

@@ -34,6 +34,8 @@ type packDoc struct {
 	Title       string            `yaml:"title"`
 	Description string            `yaml:"description"`
 	Labels      map[string]string `yaml:"labels"`
+	Match       map[string]string `yaml:"match"`
+	Extends     string            `yaml:"extends"`
 	Unsupported string            `yaml:"unsupported"`
 }
 
@@ -217,11 +219,23 @@ func (c *Catalog) addPack(pd *packDoc, o origin) yamlfile.Errors {
 		return yamlfile.Errors{o.errorf(".name", "use lower-case letters, digits, - and _", "invalid pack name %q", pd.Name)}
 	}
 	var errs yamlfile.Errors
-	for param, label := range pd.Labels {
-		if !isLabelParam(param) {
-			errs = append(errs, o.errorf(".labels."+param, "labels maps service, dependency or pool to a label name", "unknown param %q", param))
+	for name, label := range pd.Labels {
+		if !labelNameRE.MatchString(name) {
+			errs = append(errs, o.errorf(".labels."+name, "labels maps service, dependency, pool or a label name to a label name", "%q is neither a param nor a label name", name))
 		} else if !labelNameRE.MatchString(label) {
-			errs = append(errs, o.errorf(".labels."+param, "", "%q is not a Prometheus label name", label))
+			errs = append(errs, o.errorf(".labels."+name, "", "%q is not a Prometheus label name", label))
+		}
+	}
+	for param, conv := range pd.Match {
+		if !isLabelParam(param) {
+			errs = append(errs, o.errorf(".match."+param, "match is for service, dependency and pool", "unknown param %q", param))
+		} else if !contains(MatchConventions, conv) {
+			errs = append(errs, o.errorf(".match."+param, "use one of "+strings.Join(MatchConventions, ", "), "unknown naming convention %q", conv))
+		}
+	}
+	if pd.Extends != "" {
+		if base, ok := c.byName[pd.Extends]; !ok || base.Extends != "" || pd.Extends == pd.Name {
+			errs = append(errs, o.errorf(".extends", "name a pack defined earlier that extends no other", "cannot extend %q", pd.Extends))
 		}
 	}
 	if len(errs) > 0 {
@@ -229,15 +243,19 @@ func (c *Catalog) addPack(pd *packDoc, o origin) yamlfile.Errors {
 	}
 	p := c.byName[pd.Name]
 	if p == nil {
-		p = &Pack{Name: pd.Name, Labels: map[string]string{}}
+		p = &Pack{Name: pd.Name, Labels: map[string]string{}, Match: map[string]string{}}
 		c.byName[p.Name] = p
 		c.packs = append(c.packs, p)
 	}
 	p.Title = firstSet(pd.Title, p.Title)
 	p.Description = firstSet(pd.Description, p.Description)
 	p.otherwise = firstSet(pd.Unsupported, p.otherwise)
+	p.Extends = firstSet(pd.Extends, p.Extends)
 	for k, v := range pd.Labels {
 		p.Labels[k] = v
+	}
+	for k, v := range pd.Match {
+		p.Match[k] = v
 	}
 	return nil
 }
@@ -345,7 +363,7 @@ func (c *Catalog) check(q *Query) yamlfile.Errors {
 		errs = append(errs, q.src.errorf(".params", "add window: with the default, e.g. 1m", "query %s takes a window but has no default", q.ID))
 	}
 	for _, name := range c.packNames() {
-		pq := q.Packs[name]
+		pq := q.packQuery(c.byName[name])
 		if pq == nil || pq.Unsupported != "" {
 			continue
 		}

@@ -23,6 +23,7 @@ func FuzzRender(f *testing.F) {
 	f.Add(uint8(4), uint8(6), "", "", "HikariPool-1", int64(-1), `job"`)
 	f.Add(uint8(3), uint8(3), "outbound|8080||svc.ns.svc.cluster.local", "}[5m]) or up", "", int64(1e15), "")
 	f.Add(uint8(9), uint8(0), "\xff\xfe", "é", "", int64(time.Minute), "__name__")
+	f.Add(uint8(0), uint8(3), "checkout", "x|.+", "", int64(0), "")
 	qs := c.Queries()
 	f.Fuzz(func(t *testing.T, qi, pi uint8, service, dependency, pool string, window int64, label string) {
 		q := qs[int(qi)%len(qs)]
@@ -56,8 +57,9 @@ func FuzzRender(f *testing.F) {
 	})
 }
 
-// shape parses expr and blanks the values of exact-match label matchers,
-// where user values go.
+// shape parses expr and blanks the values of label matchers other than
+// __name__, where user values go (exact, or anchored regular expressions
+// of a pack's naming convention).
 func shape(t *testing.T, expr string) string {
 	ast, err := promql.ParseExpr(expr)
 	if err != nil {
@@ -66,7 +68,7 @@ func shape(t *testing.T, expr string) string {
 	parser.Inspect(ast, func(n parser.Node, _ []parser.Node) error {
 		if vs, ok := n.(*parser.VectorSelector); ok {
 			for i, m := range vs.LabelMatchers {
-				if m.Type == labels.MatchEqual && m.Name != model.MetricNameLabel {
+				if (m.Type == labels.MatchEqual || m.Type == labels.MatchRegexp) && m.Name != model.MetricNameLabel {
 					vs.LabelMatchers[i] = labels.MustNewMatcher(m.Type, m.Name, "")
 				}
 			}

@@ -53,26 +53,38 @@ func TestPackEnvoy(t *testing.T) {
 	f.check("edge_error_rate", pack, none, during, want{E: {0.1, Crit}})
 }
 
-// TestPackEnvoyThrottling uses an exporter that appends _total to Envoy's
-// per-code counter (envoy_cluster_upstream_rq_total{envoy_response_code}),
-// the suffix drift the pack matches with __name__=~. It needs its own
-// server: OpenMetrics cannot hold both spellings of one family.
+// TestPackEnvoyThrottling reads the retries caused by 429s from Envoy's
+// retry family (cluster.<name>.retry.upstream_rq_429), not the final 429
+// responses, with the per-code counters written with _total as some
+// exporters do (the suffix drift the pack matches with __name__=~). It needs
+// its own server: OpenMetrics cannot hold both spellings of one family.
 func TestPackEnvoyThrottling(t *testing.T) {
 	t.Parallel()
 	d := newData()
-	pay := map[string]string{"job": "checkout", "envoy_cluster_name": "payments"}
-	led := map[string]string{"job": "checkout", "envoy_cluster_name": "ledger"}
-	d.counter("envoy_cluster_upstream_rq_total", pay, amp.mul(phased{10, 10, 10, 10}))
-	d.counter("envoy_cluster_upstream_rq_total", with(pay, "envoy_response_code", "429"), phased{0, 0, 2, 0})
-	d.counter("envoy_cluster_upstream_rq_total", led, phased{5, 5, 5, 5})
+	pay := map[string]string{"job": "checkout", "instance": "10.0.0.7:9901", "envoy_cluster_name": "payments"}
+	led := with(pay, "envoy_cluster_name", "ledger")
+	d.counter("envoy_cluster_upstream_rq_total", with(pay, "envoy_response_code", "200"), phased{10, 10, 8, 10})
+	// 3/s of 429s reach the caller in the storm; 2/s more made Envoy retry.
+	d.counter("envoy_cluster_upstream_rq_total", with(pay, "envoy_response_code", "429"), phased{0, 0, 5, 0})
+	d.counter("envoy_cluster_retry_upstream_rq", with(pay, "envoy_response_code", "429"), phased{0, 0, 2, 0})
+	d.counter("envoy_cluster_upstream_rq_total", with(led, "envoy_response_code", "200"), phased{5, 5, 5, 5})
 	f := startFixture(t, d)
 
 	P := ls("job", "checkout", "envoy_cluster_name", "payments")
 	L := ls("job", "checkout", "envoy_cluster_name", "ledger")
 	f.check("throttle_retries", "envoy", Params{}, calm, want{P: {0, OK}, L: {0, OK}})
 	r := f.check("throttle_retries", "envoy", Params{}, during, want{P: {2, Crit}, L: {0, OK}})
-	if r.Bound != "upper" || r.Note == "" {
-		t.Errorf("envoy throttle_retries must be an upper bound with a note, got bound %q note %q", r.Bound, r.Note)
+	if r.Bound != "" {
+		t.Errorf("envoy throttle_retries counts retries by cause: exact, not a %s bound", r.Bound)
 	}
 	f.trips("throttle_retries", "envoy", Params{}, P, stormPhases[1]+step)
+	// The envoy-istio pack reads the same storm as no data: its tag names
+	// are not these, and no data must not read as 0 "ok".
+	ri, err := f.cat.Render("throttle_retries", "envoy-istio", Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.eval(ri.Expr, during); len(got) != 0 {
+		t.Errorf("envoy-istio on Envoy's own tag names: %v, want no data\n%s", got, ri.Expr)
+	}
 }

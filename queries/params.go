@@ -20,8 +20,9 @@ type Params struct {
 	Service, Dependency, Pool string
 	// Window is the rate window; 0 means the query's default (Query.Window).
 	Window time.Duration
-	// Labels overrides the pack's label names per param (param → label), for
-	// services whose metrics use other label names (config services.X.labels).
+	// Labels overrides the pack's label names (param or template label name →
+	// label), for setups whose metrics use other label names (config
+	// packs.P.labels, overridden by services.X.labels).
 	Labels map[string]string
 }
 
@@ -118,8 +119,8 @@ func (p Params) validate() error {
 		}
 	}
 	for param, label := range p.Labels {
-		if !isLabelParam(param) {
-			return &ParamError{Param: "labels", Value: param, Reason: "label overrides are for " + strings.Join(labelParams, ", ")}
+		if !labelNameRE.MatchString(param) {
+			return &ParamError{Param: "labels", Value: param, Reason: "label overrides are for " + strings.Join(labelParams, ", ") + " or a label name"}
 		}
 		if !labelNameRE.MatchString(label) {
 			return &ParamError{Param: "labels." + param, Value: label, Reason: "not a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*)"}

@@ -61,7 +61,7 @@ func (c *Catalog) Render(id, pack string, p Params) (*Rendered, error) {
 	if err != nil {
 		return nil, err
 	}
-	pq := q.Packs[pack]
+	pq := q.packQuery(pk)
 	if pq == nil || pq.Unsupported != "" {
 		reason := pk.otherwise
 		if pq != nil {
@@ -116,9 +116,14 @@ func (r *Rendered) Sustained(step time.Duration) string {
 //	labels "service"                                  → service   (for on(...), ignoring(...))
 //	window                                            → 5m
 //
-// Params map to the pack's label names (Pack.Labels, then Params.Labels);
-// "service:destination_workload" names the label explicitly. Unset params are
-// left out of sel; any argument containing = is a static matcher.
+// Params map to the pack's label names (Params.Labels, then Pack.Labels);
+// "service:destination_workload" names the label explicitly. Every other
+// label name a template writes (static matchers such as `reporter="source"`,
+// by/labels arguments such as "le", explicit labels) is renamed the same way,
+// keyed by the name itself, so a setup whose exporter spells a label
+// differently needs no new template. Unset params are left out of sel; any
+// argument containing = is a static matcher. A param value is matched
+// exactly, or by the pack's naming convention (Pack.Match) when it has one.
 func (pq *PackQuery) render(q *Query, pk *Pack, p Params) (string, error) {
 	r := renderer{q: q, pk: pk, p: p}
 	t, err := pq.tmpl.Clone()
@@ -171,7 +176,7 @@ func (r renderer) param(arg string) (param, label string, err error) {
 		if !labelNameRE.MatchString(label) {
 			return "", "", fmt.Errorf("%q is not a label name", label)
 		}
-		return param, label, nil
+		return param, r.rename(label), nil
 	}
 	if l := r.p.Labels[param]; l != "" {
 		return param, l, nil
@@ -186,7 +191,11 @@ func (r renderer) sel(args ...string) (string, error) {
 	var ms []string
 	for _, a := range args {
 		if strings.Contains(a, "=") {
-			ms = append(ms, a)
+			m, err := r.static(a)
+			if err != nil {
+				return "", err
+			}
+			ms = append(ms, m)
 			continue
 		}
 		param, label, err := r.param(a)
@@ -194,7 +203,7 @@ func (r renderer) sel(args ...string) (string, error) {
 			return "", err
 		}
 		if v := r.p.value(param); v != "" {
-			ms = append(ms, label+"="+quote(v))
+			ms = append(ms, r.matcher(param, label, v))
 		}
 	}
 	if len(ms) == 0 {
@@ -211,7 +220,7 @@ func (r renderer) labels(args ...string) (string, error) {
 			if !labelNameRE.MatchString(a) {
 				return "", fmt.Errorf("%q is neither a param nor a label name", a)
 			}
-			ls = append(ls, a)
+			ls = append(ls, r.rename(a))
 			continue
 		}
 		_, label, err := r.param(a)

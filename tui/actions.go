@@ -77,7 +77,7 @@ func (m *Model) openApply() tea.Cmd {
 	}
 	var p dialog.Prefill
 	if pn, ok := m.signals.Selected(); ok {
-		p = dialog.Prefill{Service: pn.Labels[queries.ParamService], Dependency: pn.Labels[queries.ParamDependency]}
+		p = dialog.Prefill{Service: pn.Service, Dependency: pn.Labels[queries.ParamDependency]}
 	}
 	m.dialog = dialog.NewApply(m.Common, p)
 	m.sizeDialog()

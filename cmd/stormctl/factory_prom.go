@@ -64,7 +64,8 @@ func (f *Factory) PromClient() (*queries.Client, error) {
 }
 
 // packFor picks the pack that answers for a service: --pack, then the
-// context's services map, then the stormctl metric contract.
+// context's services map, then the stormctl metric contract; and the label
+// names it uses there: the context's packs.<pack>.labels, then the service's.
 func (f *Factory) packFor(flagPack, service string) (pack string, labels map[string]string, err error) {
 	cfg, err := f.Config()
 	if err != nil {
@@ -86,5 +87,5 @@ func (f *Factory) packFor(flagPack, service string) (pack string, labels map[str
 	if _, err := cat.Pack(pack); err != nil {
 		return "", nil, exit.NewUsage(fmt.Errorf("service %q: %w", service, err))
 	}
-	return pack, svc.Labels, nil
+	return pack, cfg.LabelsFor(pack, service), nil
 }

@@ -17,12 +17,14 @@ import (
 func newQueryCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "query",
-		Short: "Saved amplification queries: list, show, run, check, export",
+		Short: "Saved amplification queries: list, show, run, check, export, doctor",
 		Long: `Saved queries answer "are retries now the load?" from Prometheus. Each has
 thresholds and one PromQL template per pack (the stormctl metric contract, Envoy,
-Istio, resilience4j, OpenTelemetry, gRPC, HikariCP, Go database/sql).`,
+Envoy in Istio sidecars, Istio, resilience4j, OpenTelemetry, gRPC, HikariCP, Go
+database/sql and sqlstats). "query doctor" finds which packs and label names fit
+your Prometheus and prints the config for them.`,
 	}
-	cmd.AddCommand(newQueryListCmd(f), newQueryShowCmd(f), newQueryRunCmd(f), newQueryCheckCmd(f), newQueryExportCmd(f))
+	cmd.AddCommand(newQueryListCmd(f), newQueryShowCmd(f), newQueryRunCmd(f), newQueryCheckCmd(f), newQueryExportCmd(f), newQueryDoctorCmd(f))
 	return cmd
 }
 
@@ -99,16 +101,17 @@ type queryInfo struct {
 	Unsupported []unsupportedInfo `json:"unsupported,omitempty"`
 }
 
-func describe(q *queries.Query) queryInfo {
+func describe(cat *queries.Catalog, q *queries.Query) queryInfo {
 	qi := queryInfo{ID: q.ID, Title: q.Title, Unit: q.Unit, Meaning: q.Meaning, Action: q.Action,
 		Params: q.Params, Threshold: thresholdOf(q.Threshold), Packs: []packInfo{}}
-	names := make([]string, 0, len(q.Packs))
-	for n := range q.Packs {
+	pqs := cat.PackQueries(q)
+	names := make([]string, 0, len(pqs))
+	for n := range pqs {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		pq := q.Packs[n]
+		pq := pqs[n]
 		if pq.Unsupported != "" {
 			qi.Unsupported = append(qi.Unsupported, unsupportedInfo{Pack: n, Reason: pq.Unsupported})
 			continue
@@ -130,7 +133,7 @@ func newQueryListCmd(f *Factory) *cobra.Command {
 			}
 			infos := []queryInfo{}
 			for _, q := range cat.Queries() {
-				infos = append(infos, describe(q))
+				infos = append(infos, describe(cat, q))
 			}
 			return f.Print(infos, func(tty bool) error {
 				t := output.NewTable(f.IO.Out, tty, "id", "title", "unit", "warn", "crit", "for", "packs")
@@ -226,7 +229,12 @@ func newQueryExportCmd(f *Factory) *cobra.Command {
 			if _, err := cat.Pack(pack); err != nil {
 				return exit.NewUsage(err)
 			}
-			out, err := cat.Rules(pack, queries.Params{})
+			cfg, err := f.Config()
+			if err != nil {
+				return err
+			}
+			// The context's label names for the pack (packs.<pack>.labels).
+			out, err := cat.Rules(pack, queries.Params{Labels: cfg.LabelsFor(pack, "")})
 			if err != nil {
 				return err
 			}

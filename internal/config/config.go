@@ -41,6 +41,9 @@ type Context struct {
 	QueriesDirs   []string           `yaml:"queries-dirs"`
 	PlaybooksDirs []string           `yaml:"playbooks-dirs"`
 	Services      map[string]Service `yaml:"services"`
+	// Packs adapts a query pack to this environment's label names, for
+	// every service the pack answers for; Services.X.Labels override it.
+	Packs map[string]PackSettings `yaml:"packs"`
 	// Inventory, Policy and Evidence configure the guards of actions
 	// (see actions.go in this package).
 	Inventory Inventory           `yaml:"inventory"`
@@ -53,6 +56,30 @@ type Context struct {
 type Service struct {
 	Pack   string            `yaml:"pack"`
 	Labels map[string]string `yaml:"labels"`
+}
+
+// PackSettings are one pack's label names in this environment: a query
+// param (service, dependency, pool) or a label name the pack's templates
+// write, mapped to the label the scraped metrics carry, e.g. service:
+// exported_job behind an OpenTelemetry Collector.
+type PackSettings struct {
+	Labels map[string]string `yaml:"labels"`
+}
+
+// LabelsFor returns the label overrides for service answered by pack: the
+// context's pack settings, then the service's own labels on top.
+func (c *Context) LabelsFor(pack, service string) map[string]string {
+	out := map[string]string{}
+	for k, v := range c.Packs[pack].Labels {
+		out[k] = v
+	}
+	for k, v := range c.Services[service].Labels {
+		out[k] = v
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // Prometheus is how to reach a Prometheus-compatible HTTP API.

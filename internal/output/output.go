@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode"
 
 	"github.com/goccy/go-yaml"
 )
@@ -48,13 +50,33 @@ func Structured(w io.Writer, f Format, v any) error {
 	data := buf.Bytes()
 	if f == YAML {
 		var err error
-		if data, err = yaml.JSONToYAML(data); err != nil {
+		if data, err = jsonToYAML(data); err != nil {
 			return err
 		}
 	}
 	_, err := w.Write(data)
 	return err
 }
+
+// jsonToYAML is yaml.JSONToYAML, except that a string holding control
+// characters (text from a server or a user) is written double-quoted with
+// escapes, as JSON does: the YAML library would write them raw, and a raw
+// ESC or CR on a terminal rewrites what the reader sees.
+func jsonToYAML(data []byte) ([]byte, error) {
+	var v any
+	if err := yaml.UnmarshalWithOptions(data, &v, yaml.UseOrderedMap()); err != nil {
+		return nil, err
+	}
+	return yaml.MarshalWithOptions(v, yaml.CustomMarshaler[string](func(s string) ([]byte, error) {
+		if strings.IndexFunc(s, isEscaped) < 0 {
+			return yaml.Marshal(s)
+		}
+		// Go's escapes (\a \b \f \n \r \t \v \xNN \uNNNN) are all YAML escapes too.
+		return []byte(strconv.Quote(s)), nil
+	}))
+}
+
+func isEscaped(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }
 
 // TablePrinter collects rows and prints them aligned under a header on a
 // terminal, or as tab-separated rows without a header otherwise, so that

@@ -2,7 +2,10 @@ package output
 
 import (
 	"bytes"
+	"strings"
 	"testing"
+
+	"github.com/goccy/go-yaml"
 )
 
 func TestTableTTYAndPipe(t *testing.T) {
@@ -50,5 +53,37 @@ func TestStructuredSameShape(t *testing.T) {
 	}
 	if _, err := ParseFormat("xml"); err == nil {
 		t.Error("xml accepted")
+	}
+}
+
+// Control characters in values (text from servers and users) are escaped
+// in YAML as in JSON, and read back as the same strings; other strings are
+// written as before.
+func TestStructuredYAMLEscapesControlCharacters(t *testing.T) {
+	v := map[string]any{
+		"hostile": "check\x1b]0;pwned\aout\r\x00",
+		"plain":   "payments",
+		"lines":   "contexts:\n  prod:\n",
+		"nested":  []any{map[string]string{"label": "a\x1b[2Jb"}},
+	}
+	var y bytes.Buffer
+	if err := Structured(&y, YAML, v); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(y.String(), "\x1b\a\r\x00") {
+		t.Fatalf("raw control characters in YAML: %q", y.String())
+	}
+	for _, want := range []string{"plain: payments\n", "lines: |\n  contexts:\n"} {
+		if !strings.Contains(y.String(), want) {
+			t.Errorf("YAML lacks %q:\n%s", want, y.String())
+		}
+	}
+	var back map[string]any
+	if err := yaml.Unmarshal(y.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if back["hostile"] != v["hostile"] || back["lines"] != v["lines"] ||
+		back["nested"].([]any)[0].(map[string]any)["label"] != "a\x1b[2Jb" {
+		t.Errorf("YAML does not read back the same strings: %q", back)
 	}
 }

@@ -174,6 +174,10 @@ func (m *Model) listView() string {
 		spark := ""
 		if w := inner - nameW - seriesW - 2 - lipgloss.Width(val) - 1; w >= 8 {
 			spark = " " + m.spark(p, w)
+			if p.State == StateNoData && p.Note != "" {
+				// Why there is no data, and the doctor, where the sparkline would be.
+				spark = " " + m.Styles.NoData.Render(common.Fit(p.Note, w))
+			}
 		}
 		line := left + val + spark
 		if i == m.sel && m.Focused {

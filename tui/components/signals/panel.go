@@ -65,6 +65,7 @@ func Build(targets []Target, results []queries.Result) []Panel {
 		res := results[i]
 		i++
 		base.Threshold = t.Rendered.Threshold
+		base.Service = t.Service
 		out = append(out, fromResult(base, res)...)
 	}
 	return out
@@ -81,6 +82,7 @@ func fromResult(base Panel, res queries.Result) []Panel {
 		if res.NoData != nil {
 			base.Note = res.NoData.Message
 		}
+		base.Note = withDoctorHint(base.Note, base.Service)
 		return []Panel{base}
 	}
 	if res.Err != nil {
@@ -89,7 +91,10 @@ func fromResult(base Panel, res queries.Result) []Panel {
 	out := make([]Panel, 0, len(res.Series))
 	for _, s := range res.Series {
 		p := base
-		p.Labels, p.Series, p.Service = s.Labels, seriesName(s.Labels), s.Labels[queries.ParamService]
+		p.Labels, p.Series = s.Labels, seriesName(s.Labels)
+		if v, ok := s.Labels[queries.ParamService]; ok {
+			p.Service = v // else the service it was rendered for: packs name the label otherwise
+		}
 		p.Points, p.Value = s.Points, s.Value
 		p.State, p.Trend = evaluate(p.Threshold, p.Value), trend(s.Points)
 		out = append(out, p)

@@ -39,6 +39,7 @@ type Target struct {
 	Rendered *queries.Rendered
 	Key      string
 	Err      error
+	Service  string // the service it was rendered for; "" for every service
 }
 
 // Targets renders every query in focus once. A pack that cannot answer a
@@ -77,7 +78,7 @@ func (p Plan) Targets() []Target {
 			if errors.As(err, &unsupported) {
 				continue
 			}
-			out = append(out, Target{Query: q, Rendered: r, Key: "dash|" + id + "|" + pack + "|" + svc, Err: err})
+			out = append(out, Target{Query: q, Rendered: r, Key: "dash|" + id + "|" + pack + "|" + svc, Err: err, Service: svc})
 		}
 	}
 	return out

@@ -3,10 +3,15 @@ package signals
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/stormctl/stormctl/queries"
+	"github.com/stormctl/stormctl/tui/common"
+	"github.com/stormctl/stormctl/tui/styles"
 )
 
 var t0 = time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)
@@ -51,7 +56,7 @@ func TestBuildStatesAndTrend(t *testing.T) {
 	for i := range rising {
 		rising[i] = queries.Point{T: t0.Add(time.Duration(i) * Step), V: 1 + float64(i)*0.3}
 	}
-	targets := []Target{{Query: q, Rendered: r}, {Query: q, Rendered: r}, {Query: q, Rendered: r}, {Query: q, Err: errors.New("bad pack")}}
+	targets := []Target{{Query: q, Rendered: r}, {Query: q, Rendered: r, Service: "ledger"}, {Query: q, Rendered: r}, {Query: q, Err: errors.New("bad pack")}}
 	results := []queries.Result{
 		{Series: []queries.Series{{Labels: map[string]string{"service": "checkout", "dependency": "pg"}, Value: 3.7, Points: rising}}},
 		{NoData: &queries.NoData{Message: "no series of stormctl_attempts_total"}},
@@ -64,8 +69,9 @@ func TestBuildStatesAndTrend(t *testing.T) {
 	if p := ps[0]; p.State != StateCrit || p.Trend != 1 || p.Series != "checkout→pg" || p.Service != "checkout" {
 		t.Errorf("storm panel %+v", p)
 	}
-	if p := ps[1]; p.State != StateNoData || p.Note == "" || !math.IsNaN(p.Value) {
-		t.Errorf("no-data panel %+v", p)
+	if p := ps[1]; p.State != StateNoData || !math.IsNaN(p.Value) ||
+		p.Note != "try stormctl query doctor --service ledger · no series of stormctl_attempts_total" || p.Service != "ledger" {
+		t.Errorf("a no-data panel must offer the doctor: %+v", p)
 	}
 	if p := ps[2]; p.State != StateError || !p.Stale {
 		t.Errorf("stale panel without data %+v", p)
@@ -85,5 +91,19 @@ func TestFormatValue(t *testing.T) {
 		if got := FormatValue(c.v, c.unit); got != c.want {
 			t.Errorf("FormatValue(%v, %s) = %q, want %q", c.v, c.unit, got, c.want)
 		}
+	}
+}
+
+// A list row with no data shows why, starting with the doctor, where the
+// sparkline would be.
+func TestListViewOffersDoctor(t *testing.T) {
+	m := New(common.Common{Styles: styles.DefaultStyles(), Now: func() time.Time { return t0 }})
+	m.SetSize(130, 6)
+	q := &queries.Query{ID: "amplification", Title: "Amplification", Unit: "ratio"}
+	r := &queries.Rendered{Threshold: queries.Threshold{Direction: queries.Above}}
+	m.SetPanels(Build([]Target{{Query: q, Rendered: r, Service: "checkout"}},
+		[]queries.Result{{NoData: &queries.NoData{Message: "metric \"x\" not found"}}}), t0)
+	if v := ansi.Strip(m.View()); !strings.Contains(v, "try stormctl query doctor --service checkout") {
+		t.Errorf("list view does not offer the doctor:\n%s", v)
 	}
 }

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stormctl/stormctl/internal/config"
+	"github.com/stormctl/stormctl/internal/exit"
+	"github.com/stormctl/stormctl/internal/output"
+	"github.com/stormctl/stormctl/queries"
+)
+
+// doctorOptions are the flags of `query doctor`.
+type doctorOptions struct {
+	service, dependency, at string
+	lookback                time.Duration
+	maxRequests             int
+}
+
+func newQueryDoctorCmd(f *Factory) *cobra.Command {
+	o := &doctorOptions{}
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Find which packs and labels answer here, and print the config that makes them work",
+		Long: `doctor asks Prometheus, in a handful of requests (one presence query, then the
+label names and label values APIs per pack found), which packs' metrics it holds,
+which label carries the service and the dependency and in which form (payments,
+payments.shop.svc.cluster.local, dns:///payments:50051, outbound|50051||...). It
+prints what it found, every catalogue answer with that configuration, and a config
+snippet (contexts.<ctx>.services and packs) to paste. Exit 4 when no pack fits.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error { return runDoctor(cmd, f, o) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.service, "service", "", "service (caller) to look for; empty = any")
+	fl.StringVar(&o.dependency, "dependency", "", "dependency (callee) to look for")
+	fl.StringVar(&o.at, "time", "", "time to look at: RFC 3339, Unix seconds, or -10m (default now)")
+	fl.DurationVar(&o.lookback, "lookback", queries.DefaultDoctorLookback, "how far back the label APIs look")
+	fl.IntVar(&o.maxRequests, "max-requests", queries.DefaultDoctorRequests, "probing requests at most")
+	return cmd
+}
+
+func runDoctor(cmd *cobra.Command, f *Factory, o *doctorOptions) error {
+	if o.maxRequests < 1 || o.maxRequests > 100 {
+		return exit.NewUsage(fmt.Errorf("--max-requests %d: want 1 to 100", o.maxRequests))
+	}
+	at, err := evalTime(o.at, time.Now())
+	if err != nil {
+		return err
+	}
+	cat, err := f.Catalog()
+	if err != nil {
+		return err
+	}
+	runner, err := f.Runner()
+	if err != nil {
+		return err
+	}
+	client, err := f.PromClient()
+	if err != nil {
+		return err
+	}
+	cfg, err := f.Config()
+	if err != nil {
+		return err
+	}
+	doc := &queries.Doctor{Catalog: cat, Client: client, Runner: runner}
+	dg, err := doc.Run(cmd.Context(), queries.DoctorOptions{Service: o.service, Dependency: o.dependency,
+		Time: at, Lookback: o.lookback, MaxRequests: o.maxRequests, Context: cfg.Name})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(f.IO.ErrOut, "doctor: %d probing requests to %s\n", dg.Requests, client.Address)
+	for _, n := range dg.Notes {
+		fmt.Fprintln(f.IO.ErrOut, "doctor: "+printable(n))
+	}
+	if o.service != "" {
+		fmt.Fprintln(f.IO.ErrOut, "doctor: "+compareConfig(dg, cfg.Context, o.service))
+	}
+	if err := f.Print(dg, func(tty bool) error { return printDiagnosis(f, dg, tty) }); err != nil {
+		return err
+	}
+	if dg.Config == "" {
+		return &exit.CheckFailedError{Msg: "no pack answers here: see each pack's problem above"}
+	}
+	return nil
+}
+
+func printDiagnosis(f *Factory, dg *queries.Diagnosis, tty bool) error {
+	t := output.NewTable(f.IO.Out, tty, "pack", "fits", "service", "dependency", "problem")
+	for _, p := range dg.Packs {
+		fits, svc, dep := "no", "", ""
+		if p.Fits() {
+			fits = "yes"
+		}
+		if p.ServiceLabel != "" {
+			svc = p.ServiceLabel + "=" + p.ServiceValue
+		}
+		if p.DependencyValue != "" {
+			dep = fmt.Sprintf("%s=%s (%s)", p.DependencyLabel, p.DependencyValue, p.DependencyForm)
+		}
+		t.Row(p.Pack, fits, printable(svc), printable(dep), printable(p.Problem))
+	}
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(f.IO.Out)
+	a := output.NewTable(f.IO.Out, tty, "query", "pack", "series", "value", "status")
+	for _, ans := range dg.Answers {
+		switch {
+		case ans.Error != "":
+			a.Row(ans.Query, ans.Pack, "", "", "error: "+printable(ans.Error))
+		case len(ans.Values) == 0:
+			a.Row(ans.Query, ans.Pack, "", "", "no data: "+printable(ans.NoData))
+		}
+		for _, v := range ans.Values {
+			val := formatValue(v.Value)
+			if ans.Bound != "" {
+				val += " (" + ans.Bound + " bound)"
+			}
+			a.Row(ans.Query, ans.Pack, printable(seriesName(v.Labels)), val, string(v.Status))
+		}
+	}
+	if err := a.Flush(); err != nil {
+		return err
+	}
+	if dg.Config != "" {
+		fmt.Fprintf(f.IO.Out, "\n# add to the config file (%s):\n%s", printable(f.configFile()), printable(dg.Config))
+	}
+	return nil
+}
+
+// compareConfig says whether the context already answers for service the
+// way the doctor suggests, so a responder knows whether to paste the snippet.
+func compareConfig(dg *queries.Diagnosis, cfg config.Context, service string) string {
+	pack := cfg.Services[service].Pack
+	if pack == "" {
+		pack = queries.DefaultPack
+	}
+	for _, p := range dg.Packs {
+		if p.Pack != pack {
+			continue
+		}
+		if !p.Fits() {
+			break
+		}
+		have := cfg.LabelsFor(pack, service)
+		for k, v := range p.Labels {
+			if have[k] != v {
+				return fmt.Sprintf("the config answers %s with pack %s but not label %s=%s: paste the snippet", service, pack, k, v)
+			}
+		}
+		return fmt.Sprintf("the config already answers %s with pack %s", service, pack)
+	}
+	if dg.Config == "" {
+		return fmt.Sprintf("the config answers %s with pack %s, and no pack fits here", service, pack)
+	}
+	return fmt.Sprintf("the config answers %s with pack %s, which does not fit here: paste the snippet", service, pack)
+}
+
+// printable escapes control characters in text that came from the server,
+// so a label value cannot move the cursor or rewrite the terminal.
+func printable(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return unicode.IsControl(r) && r != '\n' }) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) && r != '\n' {
+			b.WriteString(strings.Trim(strconv.QuoteRune(r), "'"))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// configFile is the config file this run reads, for the snippet's heading.
+func (f *Factory) configFile() string {
+	if f.flags.configPath != "" {
+		return f.flags.configPath
+	}
+	return config.DefaultPath()
+}
