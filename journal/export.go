@@ -20,15 +20,16 @@ const (
 	Markdown Format = "md"
 	CSV      Format = "csv"
 	JSONL    Format = "jsonl"
+	HTML     Format = "html"
 )
 
 // ParseFormat validates a --format value.
 func ParseFormat(s string) (Format, error) {
 	switch f := Format(s); f {
-	case Markdown, CSV, JSONL:
+	case Markdown, CSV, JSONL, HTML:
 		return f, nil
 	}
-	return "", fmt.Errorf("unknown export format %q (want md, csv or jsonl)", s)
+	return "", fmt.Errorf("unknown export format %q (want md, csv, jsonl or html)", s)
 }
 
 // Filter selects entries to export; zero fields select everything.
@@ -75,6 +76,8 @@ func Export(w io.Writer, format Format, recs iter.Seq2[Record, error], f Filter)
 		n, err = exportCSV(bw, Entries(recs), f)
 	case Markdown:
 		n, err = exportMarkdown(bw, Entries(recs), f)
+	case HTML:
+		n, err = exportHTML(bw, recs, f)
 	default:
 		_, err = ParseFormat(string(format))
 	}

@@ -1,0 +1,239 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/lever"
+	"github.com/stormctl/stormctl/queries"
+)
+
+// reportCharts are the saved queries the HTML report draws, in order.
+var reportCharts = []struct {
+	id     string
+	scoped bool // by service and dependency; else by service only
+}{
+	{"amplification", true},
+	{"retry_ratio", true},
+	{"edge_error_rate", false},
+	{"pool_saturation", false},
+	{"dependency_p99", true},
+}
+
+// maxReportScopes bounds the range queries one report sends per chart, so
+// an incident that touched many targets cannot flood a struggling Prometheus.
+const maxReportScopes = 8
+
+// chartScope is one (service, dependency) selection a chart queries.
+type chartScope struct{ service, dependency string }
+
+// reportScopes are the services and dependencies the record's actions
+// targeted, in order of first appearance: edges and dependencies for the
+// by-dependency charts, services for the others.
+func reportScopes(entries []journal.Entry) (edges, services []chartScope) {
+	for _, e := range entries {
+		if e.Kind == "" || e.Target == "" {
+			continue
+		}
+		sc := lever.ScopeOf(lever.Kind(e.Kind), e.Target)
+		edge := chartScope{sc.Service, sc.Dependency}
+		if !slices.Contains(edges, edge) {
+			edges = append(edges, edge)
+		}
+		if svc := (chartScope{service: sc.Service}); sc.Service != "" && !slices.Contains(services, svc) {
+			services = append(services, svc)
+		}
+	}
+	if len(services) == 0 {
+		services = []chartScope{{}} // every service
+	}
+	if len(edges) == 0 {
+		edges = []chartScope{{}}
+	}
+	return edges, services
+}
+
+// chartJob is one range query behind a chart.
+type chartJob struct {
+	chart int
+	r     *queries.Rendered
+	req   queries.Request
+}
+
+// fetchCharts asks Prometheus for every chart over the report's window.
+// It never fails: a chart that cannot be drawn says why in its place, and
+// the warnings (for stderr) say what was not done. A server that does not
+// answer the first query is not sent the others.
+func fetchCharts(ctx context.Context, f *Factory, rep *journal.Report) ([]journal.Chart, []string) {
+	from, to := rep.ChartWindow()
+	rng := &queries.Range{Start: from, End: to, Step: journal.ChartStep(from, to)}
+	charts := make([]journal.Chart, len(reportCharts))
+	var warnings []string
+	cat, err := f.Catalog()
+	if err != nil {
+		return allNoData(charts, "the query catalogue did not load: "+err.Error()), []string{"charts not drawn: " + err.Error()}
+	}
+	edges, services := reportScopes(rep.Entries)
+	var jobs []chartJob
+	for i, rc := range reportCharts {
+		charts[i].ID = rc.id
+		q, err := cat.Query(rc.id)
+		if err != nil {
+			charts[i].NoData = err.Error()
+			continue
+		}
+		charts[i].Title, charts[i].Unit = q.Title, q.Unit
+		setThresholds(&charts[i], q.Threshold)
+		scopes := services
+		if rc.scoped {
+			scopes = edges
+		}
+		if len(scopes) > maxReportScopes {
+			warnings = append(warnings, fmt.Sprintf("%s: charting the first %d of %d targets", rc.id, maxReportScopes, len(scopes)))
+			scopes = scopes[:maxReportScopes]
+		}
+		for _, s := range scopes {
+			pack, labels, err := f.packFor("", s.service)
+			var r *queries.Rendered
+			if err == nil {
+				r, err = cat.Render(rc.id, pack, queries.Params{Service: s.service, Dependency: s.dependency, Labels: labels})
+			}
+			if err != nil {
+				charts[i].NoData = err.Error()
+				break
+			}
+			jobs = append(jobs, chartJob{chart: i, r: r, req: queries.Request{Key: "report|" + rc.id + "|" + pack + "|" + s.service + "->" + s.dependency,
+				Expr: r.Expr, Range: rng, Metrics: r.Metrics}})
+		}
+	}
+	if len(jobs) == 0 {
+		return charts, warnings
+	}
+	runner, err := f.Runner()
+	if err != nil {
+		return allNoData(charts, err.Error()), append(warnings, "charts not drawn: "+err.Error())
+	}
+	results := []queries.Result{runner.Run(ctx, jobs[0].req)}
+	if unreachable(results[0].Err) {
+		msg := fmt.Sprintf("Prometheus did not answer (%v); no chart was drawn", results[0].Err)
+		return allNoData(charts, msg), append(warnings, "charts not drawn: "+results[0].Err.Error())
+	}
+	rest := make([]queries.Request, len(jobs)-1)
+	for i, j := range jobs[1:] {
+		rest[i] = j.req
+	}
+	results = append(results, runner.RunAll(ctx, rest)...)
+	window := fmt.Sprintf("%s to %s", from.UTC().Format(time.DateTime), to.UTC().Format(time.DateTime))
+	for i, res := range results {
+		c := &charts[jobs[i].chart]
+		switch {
+		case c.NoData != "":
+		case res.Err != nil:
+			c.NoData = res.Err.Error()
+			warnings = append(warnings, fmt.Sprintf("%s: %v", c.ID, res.Err))
+		default:
+			for _, s := range res.Series {
+				addSeries(c, s)
+			}
+		}
+		for _, w := range res.Warnings {
+			warnings = append(warnings, fmt.Sprintf("%s: prometheus warning: %s", c.ID, w))
+		}
+	}
+	for i := range charts {
+		c := &charts[i]
+		if c.NoData == "" && len(c.Series) == 0 {
+			c.NoData = "no data from " + window + " UTC for the targeted services (the data may have aged out of Prometheus's retention, or the services export other metrics: set their pack in the context)"
+			warnings = append(warnings, c.ID+": no data in the incident window")
+		}
+	}
+	return charts, warnings
+}
+
+// unreachable reports whether err means no response at all came back.
+func unreachable(err error) bool {
+	var se *queries.ServerError
+	return errors.As(err, &se) && se.Status == 0
+}
+
+func allNoData(charts []journal.Chart, why string) []journal.Chart {
+	for i := range charts {
+		if charts[i].Title == "" {
+			charts[i].Title = reportCharts[i].id
+		}
+		charts[i].NoData = why
+	}
+	return charts
+}
+
+func setThresholds(c *journal.Chart, t queries.Threshold) {
+	if t.Warn != nil {
+		c.Lines = append(c.Lines, journal.ChartLine{Label: "warn", Value: *t.Warn})
+	}
+	if t.Crit != nil {
+		c.Lines = append(c.Lines, journal.ChartLine{Label: "crit", Value: *t.Crit})
+		c.Alarm = t.Crit
+	} else {
+		c.Alarm = t.Warn
+	}
+	c.Below = t.Direction == queries.Below
+}
+
+// addSeries adds s unless an earlier scope already returned the same
+// series (a dependency's chart includes the edge's own series).
+func addSeries(c *journal.Chart, s queries.Series) {
+	name := seriesName(s.Labels)
+	for _, have := range c.Series {
+		if have.Name == name {
+			return
+		}
+	}
+	pts := make([]journal.ChartPoint, len(s.Points))
+	for i, p := range s.Points {
+		pts[i] = journal.ChartPoint{T: p.T, V: p.V}
+		if math.IsInf(p.V, 0) {
+			pts[i].V = math.NaN()
+		}
+	}
+	c.Series = append(c.Series, journal.ChartSeries{Name: name, Points: pts})
+}
+
+// verifyCommands are the shell commands that re-check the report's proof.
+// Relative --since/--until are written as the times they resolved to, so
+// the commands select the same range tomorrow.
+func (o *journalExportOptions) verifyCommands(flt journal.Filter) []string {
+	src := ""
+	if o.src.file != "" {
+		src = " --file " + shellQuote(o.src.file)
+	}
+	at := func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.UTC().Format(time.RFC3339Nano)
+	}
+	filter := ""
+	for _, kv := range [][2]string{{"--incident", flt.Incident}, {"--actor", flt.Actor}, {"--since", at(flt.Since)}, {"--until", at(flt.Until)}} {
+		if kv[1] != "" {
+			filter += " " + kv[0] + " " + shellQuote(kv[1])
+		}
+	}
+	return []string{
+		"stormctl journal verify" + src,
+		"stormctl journal export --format jsonl" + src + filter + " | sha256sum",
+	}
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
