@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"os"
 	"path/filepath"
@@ -147,5 +148,32 @@ func TestJournalExportHTMLAgedOut(t *testing.T) {
 	}
 	if !strings.Contains(html, "<tr><td>mitigation</td><td class=\"t\">—</td><td>not known: amplification has no data</td>") {
 		t.Error("mitigation should be unknown without data")
+	}
+}
+
+// TestJournalExportHTMLFromRedis reads the control plane's journal and
+// checks the chain up to its head.
+func TestJournalExportHTMLFromRedis(t *testing.T) {
+	r, s := seededStore(t)
+	head, err := s.JournalHead(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "INC-7.html")
+	_, stderr, code := runCLI(t, map[string]string{"STORMCTL_REDIS_URL": r.URL("", "")},
+		"journal", "export", "--format", "html", "--incident", "INC-7", "--no-charts", "--out", out)
+	data, _ := os.ReadFile(out)
+	if code != 0 || !strings.Contains(stderr, "exported 2 entries to "+out) {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{`<span class="ok">verified</span>`, "ends at the control plane&#39;s head " + head[:12],
+		"stormctl journal verify\n", "retries checkout-&gt;payments", "breaker payments"} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("report from Redis lacks %q", want)
+		}
+	}
+	if _, stderr, code = runCLI(t, map[string]string{"STORMCTL_REDIS_URL": r.URL("", "")},
+		"journal", "export", "--format", "html", "--incident", "INC-404", "--no-charts"); code != 1 || !strings.Contains(stderr, "no entries match") {
+		t.Errorf("unknown incident: exit %d, %s", code, stderr)
 	}
 }
