@@ -5,6 +5,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/stormctl/stormctl/internal/testenv"
@@ -110,6 +111,24 @@ func TestJournalReportInChromium(t *testing.T) {
 	}
 	if dir := os.Getenv("STORMCTL_REPORT_SCREENSHOT_DIR"); dir != "" {
 		os.WriteFile(filepath.Join(dir, "report-INC-42.png"), d.screenshot(), 0o644)
+	}
+
+	// Dark and light follow the reader's preference.
+	for scheme, want := range map[string]string{"dark": "rgb(13, 17, 23)", "light": "rgb(255, 255, 255)"} {
+		d.call("Emulation.setEmulatedMedia", map[string]any{"features": []map[string]string{{"name": "prefers-color-scheme", "value": scheme}}}, nil)
+		var bg string
+		d.eval(`getComputedStyle(document.body).backgroundColor`, &bg)
+		if bg != want {
+			t.Errorf("%s mode: background %s, want %s", scheme, bg, want)
+		}
+	}
+	// Printed, it is A4 pages (595×842 points), with the charts on them.
+	var pdf struct{ Data []byte }
+	d.call("Page.printToPDF", map[string]any{"preferCSSPageSize": true}, &pdf)
+	pages := regexp.MustCompile(`/Type /Page\b[^s]`).FindAll(pdf.Data, -1)
+	if !bytes.HasPrefix(pdf.Data, []byte("%PDF-")) || len(pages) < 2 || !regexp.MustCompile(`/MediaBox \[0 0 59[45]\.\d+ 841\.\d+\]`).Match(pdf.Data) {
+		t.Errorf("print: %d bytes, %d pages, media box %s", len(pdf.Data), len(pages),
+			regexp.MustCompile(`/MediaBox \[[^\]]*\]`).Find(pdf.Data))
 	}
 }
 
