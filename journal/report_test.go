@@ -189,3 +189,24 @@ func sha256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
+
+// FuzzBuildReport: whatever the records hold, building and rendering the
+// report neither panics nor lets a raw control character through.
+func FuzzBuildReport(f *testing.F) {
+	lines := chain(f, scriptedIncident())
+	f.Add(lines[2], lines[4])
+	f.Add([]byte(`{"id":"X","time":"2024-05-01T12:00:00Z","event":"action.released","previous":{"action_id":"A"}}`), []byte("{"))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		r, err := BuildReport(records([][]byte{lines[0], a, b}), "", Filter{})
+		if err != nil {
+			return // a record that cannot be read at all is an error, not a panic
+		}
+		var out bytes.Buffer
+		if err := WriteHTML(&out, r, t0); err != nil {
+			t.Fatal(err)
+		}
+		if s := out.String(); !utf8.ValidString(s) || strings.ContainsFunc(s, hidden) {
+			t.Fatal("raw control characters or invalid UTF-8 in the report")
+		}
+	})
+}

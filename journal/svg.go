@@ -44,6 +44,9 @@ func (s timeScale) ticks() []svgTick {
 			break
 		}
 	}
+	if span/step > 8 { // a record spanning years: whole days
+		step = (span / 8).Truncate(24 * time.Hour)
+	}
 	var out []svgTick
 	for t := s.from.Truncate(step); !t.After(s.to); t = t.Add(step) {
 		if t.Before(s.from) {
