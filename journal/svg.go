@@ -200,8 +200,15 @@ type laneBar struct {
 	Label        string
 }
 
+// laneRow is one lever's row, labelled with its kind over its target.
+type laneRow struct {
+	Pos          float64 // y of the row's middle
+	Kind, Target string
+	Full         string
+}
+
 type svgLane struct {
-	Rows   []svgTick // Pos is the row's y
+	Rows   []laneRow
 	Bars   []laneBar
 	XTicks []svgTick
 	Height float64
@@ -217,7 +224,8 @@ func drawLane(spans []LeverSpan, sc timeScale) svgLane {
 		if !ok {
 			i = len(out.Rows)
 			row[s.Lever()] = i
-			out.Rows = append(out.Rows, svgTick{Pos: float64(padT + i*laneRowH + laneRowH/2), Label: clip(s.Lever(), 24)})
+			out.Rows = append(out.Rows, laneRow{Pos: float64(padT + i*laneRowH + laneRowH/2), Kind: s.Kind,
+				Target: clip(s.Target, 26), Full: s.Lever()})
 		}
 		x0, x1 := sc.x(s.From), sc.x(s.To)
 		title := s.Value + " by " + s.Actor + " (action " + s.ActionID + "), " + s.From.UTC().Format("15:04:05") + " to " +
