@@ -2,15 +2,19 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stormctl/stormctl/internal/testenv"
+	"github.com/stormctl/stormctl/journal"
 )
 
 var updateReport = flag.Bool("update-report", false, "rewrite testdata/report-INC-42.html")
@@ -84,6 +88,9 @@ func TestJournalExportHTMLCharts(t *testing.T) {
 		}
 	}
 	assertEscaped(t, html)
+	if !strings.Contains(html, "exported range</td><td class=\"mono\">sha256 "+rangeHash(t)) {
+		t.Error("proof: the range hash is not the sha256 of the jsonl export the report tells to run")
+	}
 	if !strings.Contains(html, "stormctl journal verify --file JOURNAL.jsonl") ||
 		!strings.Contains(html, "stormctl journal export --format jsonl --file JOURNAL.jsonl --incident INC-42 | sha256sum") {
 		t.Error("proof: re-verify commands missing")
@@ -175,5 +182,32 @@ func TestJournalExportHTMLFromRedis(t *testing.T) {
 	if _, stderr, code = runCLI(t, map[string]string{"STORMCTL_REDIS_URL": r.URL("", "")},
 		"journal", "export", "--format", "html", "--incident", "INC-404", "--no-charts"); code != 1 || !strings.Contains(stderr, "no entries match") {
 		t.Errorf("unknown incident: exit %d, %s", code, stderr)
+	}
+}
+
+// rangeHash runs the export the report's proof names and hashes it.
+func rangeHash(t *testing.T) string {
+	t.Helper()
+	out, stderr, code := runCLI(t, nil, "journal", "export", "--format", "jsonl", "--file", writeJournal(t, reportEntries()), "--incident", "INC-42")
+	if code != 0 {
+		t.Fatalf("export jsonl: %d %s", code, stderr)
+	}
+	sum := sha256.Sum256([]byte(out))
+	return hex.EncodeToString(sum[:])
+}
+
+func TestReportScopes(t *testing.T) {
+	entries := []journal.Entry{
+		{Kind: "retries", Target: "checkout->payments"}, {Kind: "breaker", Target: "payments"},
+		{Kind: "shed", Target: "checkout"}, {Kind: "retries", Target: "checkout->payments"},
+		{Kind: "autoscaling", Target: "ledger"}, {Event: journal.Note},
+	}
+	edges, services := reportScopes(entries)
+	want := []chartScope{{"checkout", "payments"}, {"", "payments"}, {"checkout", ""}, {"ledger", ""}}
+	if !slices.Equal(edges, want) || !slices.Equal(services, []chartScope{{service: "checkout"}, {service: "ledger"}}) {
+		t.Errorf("edges %v, services %v", edges, services)
+	}
+	if e, s := reportScopes(nil); len(e) != 1 || len(s) != 1 || e[0] != (chartScope{}) {
+		t.Errorf("no targets: chart every service: %v %v", e, s)
 	}
 }
