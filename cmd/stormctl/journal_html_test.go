@@ -5,12 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"flag"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stormctl/stormctl/internal/testenv"
@@ -209,5 +211,36 @@ func TestReportScopes(t *testing.T) {
 	}
 	if e, s := reportScopes(nil); len(e) != 1 || len(s) != 1 || e[0] != (chartScope{}) {
 		t.Errorf("no targets: chart every service: %v %v", e, s)
+	}
+}
+
+// TestJournalExportHTMLSilentPrometheus: a server that accepts and drops
+// every connection is asked once, not once per chart and target.
+func TestJournalExportHTMLSilentPrometheus(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var conns atomic.Int32
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			conns.Add(1)
+			c.Close()
+		}
+	}()
+	html, stderr, code := exportHTML(t, "http://"+l.Addr().String())
+	if code != 0 || strings.Count(stderr, "warning: ") != 1 || !strings.Contains(stderr, l.Addr().String()) {
+		t.Fatalf("exit %d, want 0 and one warning naming the address:\n%s", code, stderr)
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections to a Prometheus that does not answer, want 1", n)
+	}
+	if strings.Count(html, "No chart: Prometheus did not answer") != 5 {
+		t.Error("each chart should say Prometheus did not answer")
 	}
 }
