@@ -61,12 +61,19 @@ type Proof struct {
 	Commands []string
 }
 
-// ProofCheck is one verification and its result.
+// ProofCheck is one verification and its result; Skipped says it was not
+// made, and Detail why.
 type ProofCheck struct {
-	Name   string // "hash chain"
-	OK     bool
-	Detail string // "1234 entries, chain intact, head 3f2a…"
+	Name    string // "hash chain"
+	OK      bool
+	Skipped bool
+	Detail  string // "1234 entries, chain intact, head 3f2a…"
 }
+
+// unsigned is the proof line of a journal without signatures or
+// checkpoints: what the chain alone cannot prove.
+var unsigned = ProofCheck{Name: "signatures and checkpoints", Skipped: true,
+	Detail: "not checked: the entries carry no signatures and no checkpoint was given, so the chain shows accidental edits but proves nothing against someone who can write Redis"}
 
 // systemActors journal on their own and are not responders.
 var systemActors = []string{"stormctl (expiry)"}
@@ -129,6 +136,7 @@ func BuildReport(recs iter.Seq2[Record, error], head string, f Filter) (*Report,
 		r.Proof.Checks = append(r.Proof.Checks, ProofCheck{Name: "readable records",
 			Detail: fmt.Sprintf("%d records are not journal entries and are not shown: %s", len(unreadable), strings.Join(unreadable, ", "))})
 	}
+	r.Proof.Checks = append(r.Proof.Checks, unsigned)
 	r.Proof.Entries = len(r.Entries)
 	r.Proof.RangeHash = hex.EncodeToString(sum.Sum(nil))
 	if len(r.Entries) > 0 {

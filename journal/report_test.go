@@ -81,7 +81,7 @@ func TestBuildReportBrokenChain(t *testing.T) {
 	// A record that is not an entry is named, not fatal.
 	lines = append(lines, []byte("not json"))
 	r = buildReport(t, lines, "")
-	if len(r.Proof.Checks) != 2 || !strings.Contains(r.Proof.Checks[1].Detail, "line 11") {
+	if len(r.Proof.Checks) != 3 || !strings.Contains(r.Proof.Checks[1].Detail, "line 11") {
 		t.Errorf("unreadable record: %+v", r.Proof.Checks)
 	}
 	// A head the record does not reach: entries cut from the end.
