@@ -134,7 +134,7 @@ func BuildReport(recs iter.Seq2[Record, error], head string, f Filter) (*Report,
 	r.Proof.Checks = append(r.Proof.Checks, chainCheck(n, head, verr))
 	if len(unreadable) > 0 {
 		r.Proof.Checks = append(r.Proof.Checks, ProofCheck{Name: "readable records",
-			Detail: fmt.Sprintf("%d records are not journal entries and are not shown: %s", len(unreadable), strings.Join(unreadable, ", "))})
+			Detail: fmt.Sprintf("%d records are not journal entries and are not shown: %s", len(unreadable), strings.Join(unreadable[:min(5, len(unreadable))], ", "))})
 	}
 	r.Proof.Checks = append(r.Proof.Checks, unsigned)
 	r.Proof.Entries = len(r.Entries)
