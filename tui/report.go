@@ -45,8 +45,11 @@ func (m *Model) reportDone(msg reportDoneMsg) tea.Cmd {
 		return func() tea.Msg { return &common.ErrorMsg{Source: "report", Err: msg.err} }
 	}
 	status := "report written: " + msg.path
-	if len(msg.warnings) > 0 {
-		status += fmt.Sprintf(" (%d warnings, e.g. %s)", len(msg.warnings), msg.warnings[0])
+	switch n := len(msg.warnings); {
+	case n == 1:
+		status += " (warning: " + msg.warnings[0] + ")"
+	case n > 1:
+		status += fmt.Sprintf(" (%d warnings, first: %s)", n, msg.warnings[0])
 	}
 	m.setStatus(status, false)
 	return nil

@@ -30,7 +30,7 @@ func TestReportKey(t *testing.T) {
 	if len(rep.incidents) != 1 || rep.incidents[0] != "01INC" {
 		t.Fatalf("report written for %q, want once for the dashboard's incident", rep.incidents)
 	}
-	h.contains("report written: /tmp/stormctl-report-01INC.html (1 warnings")
+	h.contains("report written: /tmp/stormctl-report-01INC.html (warning: pool_saturation: no data")
 	h.key("?")
 	h.contains("write the HTML incident report")
 
