@@ -17,6 +17,8 @@ type Chart struct {
 	Alarm  *float64
 	Below  bool
 	NoData string
+	// Hidden charts are not drawn: their data only dates a first breach.
+	Hidden bool
 }
 
 // ChartSeries is one labelled line.
@@ -143,6 +145,7 @@ func (r *Report) KeyTimes() KeyTimes {
 	fault := KeyTime{Name: "fault first seen", Note: "no query breached its threshold in the charts or the evidence"}
 	for _, c := range r.Charts {
 		if c.NoData != "" {
+			k.Breaches = append(k.Breaches, KeyTime{Name: c.Title, Note: "no data"})
 			continue
 		}
 		t, ok := c.firstBreach()

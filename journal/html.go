@@ -60,7 +60,9 @@ func WriteHTML(w io.Writer, r *Report, now time.Time) error {
 	v := htmlView{Report: r, Generated: now, From: from, To: to, Keys: r.KeyTimes(), Lane: drawLane(r.Spans, sc),
 		W: svgW, H: svgH, PlotR: svgW - padR, PadL: padL, Bottom: svgH - padB}
 	for _, c := range r.Charts {
-		v.Charts = append(v.Charts, drawChart(c, sc, markers))
+		if !c.Hidden {
+			v.Charts = append(v.Charts, drawChart(c, sc, markers))
+		}
 	}
 	for _, e := range r.Entries {
 		v.Rows = append(v.Rows, htmlRow{Entry: e, ActorText: actorText(e), EvidenceText: evidenceText(e.Evidence, "\n"),

@@ -120,8 +120,8 @@ func TestKeyTimesFromCharts(t *testing.T) {
 	if d := k.Durations[2]; d.Name != "time to mitigate" || d.D != 5*time.Minute {
 		t.Errorf("durations: %+v", k.Durations)
 	}
-	if len(k.Breaches) != 2 {
-		t.Errorf("breaches of the two charts with data: %+v", k.Breaches)
+	if len(k.Breaches) != 3 || k.Breaches[2].Note != "no data" || !k.Breaches[2].At.IsZero() {
+		t.Errorf("breaches: two dated, one without data: %+v", k.Breaches)
 	}
 
 	// Without charts the fault comes from the journal's evidence.

@@ -78,16 +78,38 @@ func (r reportWriter) WriteReport(ctx context.Context, incident string) (string,
 	return o.out, warnings, err
 }
 
-// reportCharts are the saved queries the HTML report draws, in order.
-var reportCharts = []struct {
+// chartPlan is one saved query the report asks for.
+type chartPlan struct {
 	id     string
 	scoped bool // by service and dependency; else by service only
-}{
-	{"amplification", true},
-	{"retry_ratio", true},
-	{"edge_error_rate", false},
-	{"pool_saturation", false},
-	{"dependency_p99", true},
+	hidden bool // not drawn: asked only to date its first breach
+}
+
+// reportCharts are the saved queries the HTML report draws, in order.
+var reportCharts = []chartPlan{
+	{"amplification", true, false},
+	{"retry_ratio", true, false},
+	{"edge_error_rate", false, false},
+	{"pool_saturation", false, false},
+	{"dependency_p99", true, false},
+}
+
+// maxBreachOnly bounds the other saved queries asked for their first breach.
+const maxBreachOnly = 10
+
+// chartPlans are the drawn charts, then every other saved query of the
+// catalogue (at most maxBreachOnly), whose first breach the key times list.
+func chartPlans(cat *queries.Catalog) []chartPlan {
+	plans := slices.Clone(reportCharts)
+	for _, q := range cat.Queries() {
+		if len(plans) == len(reportCharts)+maxBreachOnly {
+			break
+		}
+		if !slices.ContainsFunc(reportCharts, func(p chartPlan) bool { return p.id == q.ID }) {
+			plans = append(plans, chartPlan{id: q.ID, scoped: slices.Contains(q.Params, queries.ParamDependency), hidden: true})
+		}
+	}
+	return plans
 }
 
 // maxReportScopes bounds the range queries one report sends per chart, so
@@ -137,16 +159,21 @@ type chartJob struct {
 func fetchCharts(ctx context.Context, f *Factory, rep *journal.Report) ([]journal.Chart, []string) {
 	from, to := rep.ChartWindow()
 	rng := &queries.Range{Start: from, End: to, Step: journal.ChartStep(from, to)}
-	charts := make([]journal.Chart, len(reportCharts))
 	var warnings []string
 	cat, err := f.Catalog()
 	if err != nil {
+		charts := make([]journal.Chart, len(reportCharts))
+		for i, rc := range reportCharts {
+			charts[i].ID = rc.id
+		}
 		return allNoData(charts, "the query catalogue did not load: "+err.Error()), []string{"charts not drawn: " + err.Error()}
 	}
+	plans := chartPlans(cat)
+	charts := make([]journal.Chart, len(plans))
 	edges, services := reportScopes(rep.Entries)
 	var jobs []chartJob
-	for i, rc := range reportCharts {
-		charts[i].ID = rc.id
+	for i, rc := range plans {
+		charts[i].ID, charts[i].Hidden = rc.id, rc.hidden
 		q, err := cat.Query(rc.id)
 		if err != nil {
 			charts[i].NoData = err.Error()
@@ -158,7 +185,7 @@ func fetchCharts(ctx context.Context, f *Factory, rep *journal.Report) ([]journa
 		if rc.scoped {
 			scopes = edges
 		}
-		if len(scopes) > maxReportScopes {
+		if len(scopes) > maxReportScopes && !rc.hidden {
 			warnings = append(warnings, fmt.Sprintf("%s: charting the first %d of %d targets", rc.id, maxReportScopes, len(scopes)))
 			scopes = scopes[:maxReportScopes]
 		}
@@ -214,7 +241,9 @@ func fetchCharts(ctx context.Context, f *Factory, rep *journal.Report) ([]journa
 		c := &charts[i]
 		if c.NoData == "" && len(c.Series) == 0 {
 			c.NoData = "no data from " + window + " UTC for the targeted services (the data may have aged out of Prometheus's retention, or the services export other metrics: set their pack in the context)"
-			warnings = append(warnings, c.ID+": no data in the incident window")
+			if !c.Hidden {
+				warnings = append(warnings, c.ID+": no data in the incident window")
+			}
 		}
 	}
 	return charts, warnings
@@ -229,7 +258,7 @@ func unreachable(err error) bool {
 func allNoData(charts []journal.Chart, why string) []journal.Chart {
 	for i := range charts {
 		if charts[i].Title == "" {
-			charts[i].Title = reportCharts[i].id
+			charts[i].Title = charts[i].ID
 		}
 		charts[i].NoData = why
 	}
