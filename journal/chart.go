@@ -128,7 +128,7 @@ type KeyDuration struct {
 type KeyTimes struct {
 	Times     []KeyTime
 	Durations []KeyDuration
-	// Breaches are the first breach of each charted query.
+	// Breaches are the first breach of each query asked, drawn or not.
 	Breaches []KeyTime
 }
 

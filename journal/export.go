@@ -64,7 +64,9 @@ func ParseTime(s string, now time.Time) (time.Time, error) {
 }
 
 // Export writes the records that pass f in format, streaming: memory does
-// not grow with the journal. It returns how many entries it wrote.
+// not grow with the journal, except for HTML, which holds the entries it
+// shows (and draws no charts here: see BuildReport and WriteHTML). It
+// returns how many entries it wrote.
 func Export(w io.Writer, format Format, recs iter.Seq2[Record, error], f Filter) (int, error) {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	var n int
