@@ -19,6 +19,7 @@ type Chart struct {
 	NoData string
 	// Hidden charts are not drawn: their data only dates a first breach.
 	Hidden bool
+	Note   string // shown under the chart, e.g. series left out
 }
 
 // ChartSeries is one labelled line.

@@ -221,6 +221,10 @@ func fetchCharts(ctx context.Context, f *Factory, rep *journal.Report) ([]journa
 	}
 	results = append(results, runner.RunAll(ctx, rest)...)
 	window := fmt.Sprintf("%s to %s", from.UTC().Format(time.DateTime), to.UTC().Format(time.DateTime))
+	omitted := make([]map[string]bool, len(charts))
+	for i := range omitted {
+		omitted[i] = map[string]bool{}
+	}
 	for i, res := range results {
 		c := &charts[jobs[i].chart]
 		switch {
@@ -230,7 +234,7 @@ func fetchCharts(ctx context.Context, f *Factory, rep *journal.Report) ([]journa
 			warnings = append(warnings, fmt.Sprintf("%s: %v", c.ID, res.Err))
 		default:
 			for _, s := range res.Series {
-				addSeries(c, s)
+				addSeries(c, s, omitted[jobs[i].chart])
 			}
 		}
 		for _, w := range res.Warnings {
@@ -278,14 +282,22 @@ func setThresholds(c *journal.Chart, t queries.Threshold) {
 	c.Below = t.Direction == queries.Below
 }
 
+// maxChartSeries bounds the lines of one chart, so a dependency with many
+// callers stays readable (and the file small).
+const maxChartSeries = 12
+
 // addSeries adds s unless an earlier scope already returned the same
-// series (a dependency's chart includes the edge's own series).
-func addSeries(c *journal.Chart, s queries.Series) {
+// series (a dependency's chart includes the edge's own series), or the
+// chart is full, which its note says.
+func addSeries(c *journal.Chart, s queries.Series, omitted map[string]bool) {
 	name := seriesName(s.Labels)
-	for _, have := range c.Series {
-		if have.Name == name {
-			return
-		}
+	if omitted[name] || slices.ContainsFunc(c.Series, func(have journal.ChartSeries) bool { return have.Name == name }) {
+		return
+	}
+	if len(c.Series) == maxChartSeries {
+		omitted[name] = true
+		c.Note = fmt.Sprintf("%d more series not drawn (at most %d per chart): name a service to see them", len(omitted), maxChartSeries)
+		return
 	}
 	pts := make([]journal.ChartPoint, len(s.Points))
 	for i, p := range s.Points {

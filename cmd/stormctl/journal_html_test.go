@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"flag"
+	"fmt"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/stormctl/stormctl/internal/testenv"
 	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/queries"
 )
 
 var updateReport = flag.Bool("update-report", false, "rewrite testdata/report-INC-42.html")
@@ -242,5 +245,21 @@ func TestJournalExportHTMLSilentPrometheus(t *testing.T) {
 	}
 	if strings.Count(html, "No chart: Prometheus did not answer") != 5 {
 		t.Error("each chart should say Prometheus did not answer")
+	}
+}
+
+func TestAddSeriesBounded(t *testing.T) {
+	var c journal.Chart
+	omitted := map[string]bool{}
+	for i := range maxChartSeries + 3 {
+		s := queries.Series{Labels: map[string]string{"service": fmt.Sprint("svc-", i)}, Points: []queries.Point{{V: math.Inf(1)}}}
+		addSeries(&c, s, omitted)
+		addSeries(&c, s, omitted) // the same series from another scope
+	}
+	if len(c.Series) != maxChartSeries || len(omitted) != 3 || !strings.HasPrefix(c.Note, "3 more series not drawn") {
+		t.Errorf("%d series, %d omitted, note %q", len(c.Series), len(omitted), c.Note)
+	}
+	if !math.IsNaN(c.Series[0].Points[0].V) {
+		t.Error("an infinite sample must draw a gap")
 	}
 }
