@@ -62,7 +62,7 @@ type svgPath struct {
 }
 
 type svgLine struct {
-	Y            float64
+	Y, LabelY    float64
 	Label, Class string
 }
 
@@ -103,7 +103,13 @@ func drawChart(c Chart, sc timeScale, markers []svgMarker) svgChart {
 		out.Paths = append(out.Paths, svgPath{Class: "s" + strconv.Itoa(i%maxSeriesColors), Name: s.Name, D: pathData(s.Points, sc, y)})
 	}
 	for _, l := range c.Lines {
-		out.Lines = append(out.Lines, svgLine{Y: y(l.Value), Label: l.Label + " " + formatNum(l.Value), Class: "th-" + l.Label})
+		// The worse threshold is labelled on the bad side of its line, the
+		// other on the good side, so close thresholds do not overprint.
+		ly := y(l.Value) - 3
+		if (l.Label == "warn") != c.Below {
+			ly = y(l.Value) + 10
+		}
+		out.Lines = append(out.Lines, svgLine{Y: y(l.Value), LabelY: ly, Label: l.Label + " " + formatNum(l.Value), Class: "th-" + l.Label})
 	}
 	for _, v := range []float64{0, top / 2, top} {
 		out.YTicks = append(out.YTicks, svgTick{Pos: y(v), Label: formatNum(v)})
