@@ -139,6 +139,13 @@ func TestJournalExportHTMLWithoutPrometheus(t *testing.T) {
 	}
 	assertEscaped(t, html)
 
+	// No Prometheus configured at all: the same, naming what to set.
+	html, stderr, code = exportHTML(t, "")
+	if code != 0 || !strings.Contains(stderr, "warning: charts not drawn: no Prometheus URL") ||
+		strings.Count(html, "No chart: no Prometheus URL") != 5 {
+		t.Errorf("no Prometheus URL: exit %d, stderr %q", code, stderr)
+	}
+
 	html, stderr, code = exportHTML(t, "http://"+addr, "--no-charts")
 	if code != 0 || stderr != "exported 10 entries to "+stderr[len("exported 10 entries to "):] || strings.Contains(stderr, "warning") {
 		t.Fatalf("--no-charts: exit %d, stderr %q", code, stderr)
