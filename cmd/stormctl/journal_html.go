@@ -221,6 +221,7 @@ func fetchCharts(ctx context.Context, f *Factory, rep *journal.Report) ([]journa
 	}
 	results = append(results, runner.RunAll(ctx, rest)...)
 	window := fmt.Sprintf("%s to %s", from.UTC().Format(time.DateTime), to.UTC().Format(time.DateTime))
+	why := make([]string, len(charts)) // the first explanation of no data
 	omitted := make([]map[string]bool, len(charts))
 	for i := range omitted {
 		omitted[i] = map[string]bool{}
@@ -232,6 +233,8 @@ func fetchCharts(ctx context.Context, f *Factory, rep *journal.Report) ([]journa
 		case res.Err != nil:
 			c.NoData = res.Err.Error()
 			warnings = append(warnings, fmt.Sprintf("%s: %v", c.ID, res.Err))
+		case res.NoData != nil && why[jobs[i].chart] == "":
+			why[jobs[i].chart] = res.NoData.Message
 		default:
 			for _, s := range res.Series {
 				addSeries(c, s, omitted[jobs[i].chart])
@@ -244,7 +247,11 @@ func fetchCharts(ctx context.Context, f *Factory, rep *journal.Report) ([]journa
 	for i := range charts {
 		c := &charts[i]
 		if c.NoData == "" && len(c.Series) == 0 {
-			c.NoData = "no data from " + window + " UTC for the targeted services (the data may have aged out of Prometheus's retention, or the services export other metrics: set their pack in the context)"
+			c.NoData = "no data from " + window + " UTC for the targeted services"
+			if why[i] != "" {
+				c.NoData += " (" + why[i] + ")"
+			}
+			c.NoData += ": the data may have aged out of Prometheus's retention, or the services export other metrics (set their pack in the context)"
 			if !c.Hidden {
 				warnings = append(warnings, c.ID+": no data in the incident window")
 			}

@@ -162,7 +162,7 @@ func TestJournalExportHTMLAgedOut(t *testing.T) {
 	if code != 0 || strings.Count(stderr, "no data in the incident window") != 5 {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 	}
-	if n := strings.Count(html, "No chart: no data from 2026-03-02 09:59:00 to 2026-03-02 10:26:00 UTC"); n != 5 {
+	if n := strings.Count(html, "No chart: no data from 2026-03-02 09:59:00 to 2026-03-02 10:26:00 UTC for the targeted services (metric"); n != 5 {
 		t.Errorf("%d charts say there is no data in the window, want 5", n)
 	}
 	if !strings.Contains(html, "<tr><td>mitigation</td><td class=\"t\">—</td><td>not known: amplification has no data</td>") {
