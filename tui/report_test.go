@@ -3,7 +3,9 @@ package tui
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
+	"time"
 )
 
 type fakeReporter struct {
@@ -26,7 +28,7 @@ func TestReportKey(t *testing.T) {
 	deps.Report = rep
 	h := newHarness(t, w.c, deps, Options{Actor: "alice", Incident: "01INC"}, 200, 60)
 	h.key("w")
-	h.settle()
+	waitView(h, "report written")
 	if len(rep.incidents) != 1 || rep.incidents[0] != "01INC" {
 		t.Fatalf("report written for %q, want once for the dashboard's incident", rep.incidents)
 	}
@@ -36,11 +38,24 @@ func TestReportKey(t *testing.T) {
 
 	rep.err = errors.New("redis 127.0.0.1:6379: connection refused")
 	h.key("esc", "w")
-	h.settle()
+	waitView(h, "report: redis")
 	h.contains("report: redis 127.0.0.1:6379: connection refused")
 
 	// Without a reporter the key is off and not offered.
 	h = newHarness(t, w.c, w.deps(), Options{Actor: "alice"}, 200, 60)
 	h.key("?")
 	h.lacks("write the HTML incident report")
+}
+
+// waitView delivers the results of the commands a key started until the
+// view shows want: on a loaded machine a command may outlast settle.
+func waitView(h *harness, want string) {
+	h.t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		h.settle()
+		if strings.Contains(h.view(), want) {
+			return
+		}
+	}
+	h.contains(want)
 }
