@@ -20,15 +20,16 @@ const (
 	Markdown Format = "md"
 	CSV      Format = "csv"
 	JSONL    Format = "jsonl"
+	HTML     Format = "html"
 )
 
 // ParseFormat validates a --format value.
 func ParseFormat(s string) (Format, error) {
 	switch f := Format(s); f {
-	case Markdown, CSV, JSONL:
+	case Markdown, CSV, JSONL, HTML:
 		return f, nil
 	}
-	return "", fmt.Errorf("unknown export format %q (want md, csv or jsonl)", s)
+	return "", fmt.Errorf("unknown export format %q (want md, csv, jsonl or html)", s)
 }
 
 // Filter selects entries to export; zero fields select everything.
@@ -63,7 +64,9 @@ func ParseTime(s string, now time.Time) (time.Time, error) {
 }
 
 // Export writes the records that pass f in format, streaming: memory does
-// not grow with the journal. It returns how many entries it wrote.
+// not grow with the journal, except for HTML, which holds the entries it
+// shows (and draws no charts here: see BuildReport and WriteHTML). It
+// returns how many entries it wrote.
 func Export(w io.Writer, format Format, recs iter.Seq2[Record, error], f Filter) (int, error) {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	var n int
@@ -75,6 +78,8 @@ func Export(w io.Writer, format Format, recs iter.Seq2[Record, error], f Filter)
 		n, err = exportCSV(bw, Entries(recs), f)
 	case Markdown:
 		n, err = exportMarkdown(bw, Entries(recs), f)
+	case HTML:
+		n, err = exportHTML(bw, recs, f)
 	default:
 		_, err = ParseFormat(string(format))
 	}

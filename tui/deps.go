@@ -69,6 +69,7 @@ type Deps struct {
 	Journal  Journal
 	Actions  Actions // nil in read-only mode
 	Playbook Playbook
+	Report   Reporter // nil: no report key
 }
 
 type typedKey struct{}

@@ -85,6 +85,7 @@ type Model struct {
 
 	refreshSeq int
 	refreshing bool
+	reporting  bool // a report is being written
 	feedRetry  time.Duration
 }
 
@@ -111,6 +112,7 @@ func New(ctx context.Context, deps Deps, opts Options) *Model {
 	}
 	c := common.Common{Ctx: ctx, Styles: styles.DefaultStyles(), KeyMap: keymap.DefaultKeyMap(opts.ReadOnly),
 		Now: opts.Now, ReadOnly: opts.ReadOnly}
+	c.KeyMap.Report.SetEnabled(deps.Report != nil)
 	m := &Model{Common: c, opts: opts, deps: deps, help: help.New(), lower: FocusLevers}
 	m.header = header.New(c)
 	m.header.Context, m.header.Actor, m.header.Incident = opts.Context, opts.Actor, opts.Incident

@@ -91,6 +91,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.setStatus(text, true)
 	case common.StatusMsg:
 		m.setStatus(string(msg), false)
+	case reportDoneMsg:
+		return m, m.reportDone(msg)
 	case StepProgressMsg:
 		if msg.Step == m.playbook.Running() {
 			m.playbook.SetProgress(msg.Text)
@@ -189,6 +191,8 @@ func (m *Model) key(k tea.KeyMsg) tea.Cmd {
 		return m.refresh()
 	case keyIs(k, km.Action):
 		return m.openApply()
+	case keyIs(k, km.Report):
+		return m.writeReport()
 	default:
 		return m.sectionKey(k)
 	}

@@ -101,6 +101,9 @@ func runDash(ctx context.Context, f *Factory, o *dashOptions, extra *dashExtra) 
 	} else {
 		warnings = append(warnings, "redis: "+err.Error())
 	}
+	if deps.Store != nil {
+		deps.Report = reportWriter{f: f, dir: "."}
+	}
 	incident := o.incident
 	if incident == "" && svc != nil {
 		if cur, err := svc.CurrentIncident(ctx); err == nil && cur != nil {

@@ -93,7 +93,8 @@ func TestDashboardEndToEnd(t *testing.T) {
 	t.Cleanup(func() { _, _ = s.tmux("kill-server") })
 	cmd := fmt.Sprintf("env %s %s demo --scenario %s --redis-url %s --refresh 2s 2>%s",
 		strings.Join(env, " "), bin, scFile, rd.URL("", ""), filepath.Join(dir, "demo.err"))
-	if out, err := s.tmux("new-session", "-d", "-s", "dash", "-x", "200", "-y", "60", cmd); err != nil {
+	// In dir, where the report key and the demo's exit write the report.
+	if out, err := s.tmux("new-session", "-d", "-s", "dash", "-x", "200", "-y", "60", "-c", dir, cmd); err != nil {
 		t.Fatalf("tmux: %v: %s", err, out)
 	}
 
@@ -110,10 +111,24 @@ func TestDashboardEndToEnd(t *testing.T) {
 	s.waitFor("the lever", regexp.MustCompile(`retries checkout->payment-gateway=off  \d+m\d+s left`), 10*time.Second)
 	s.waitFor("amplification to fall", regexp.MustCompile(`amplification\s+[\d.]+ . (ok|WARN)`), 150*time.Second)
 
+	s.keys("w")
+	s.waitFor("the report", regexp.MustCompile(`report written: \S+stormctl-report-\w+\.html`), 60*time.Second)
+
 	s.keys("q")
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !s.ended() && time.Now().Before(deadline) {
 		time.Sleep(200 * time.Millisecond)
+	}
+	// The demo's exit names the incident's HTML report, drawn from the lab.
+	stderr, _ := os.ReadFile(filepath.Join(dir, "demo.err"))
+	m := regexp.MustCompile(`demo: the incident's HTML report: (\S+)`).FindSubmatch(stderr)
+	if m == nil || filepath.Dir(string(m[1])) != dir {
+		t.Fatalf("the demo did not print its report's path in %s:\n%s", dir, stderr)
+	}
+	report, err := os.ReadFile(string(m[1]))
+	if err != nil || !strings.Contains(string(report), `<figure class="chart" id="chart-amplification">`) ||
+		strings.Count(figure(t, string(report), "amplification"), `<path class="series`) == 0 {
+		t.Errorf("the demo's report has no amplification chart: %v", err)
 	}
 	export := exec.Command(bin, "journal", "export", "--redis-url", rd.URL("", ""))
 	export.Env = append(os.Environ(), env...)

@@ -145,7 +145,16 @@ func runDemo(ctx context.Context, f *Factory, o *demoOptions) error {
 		dashErr = err
 	}
 	// The embedded control plane ends with the demo: hand over the
-	// incident's timeline before it does.
+	// incident's report and timeline before it does.
+	rw := reportWriter{f: f, dir: "."}
+	if path, warnings, err := rw.WriteReport(context.Background(), inc.ID); err != nil {
+		fmt.Fprintf(f.IO.ErrOut, "demo: the HTML report was not written: %v\n", err)
+	} else {
+		for _, w := range warnings {
+			fmt.Fprintln(f.IO.ErrOut, "demo: report warning: "+w)
+		}
+		fmt.Fprintf(f.IO.ErrOut, "demo: the incident's HTML report: %s\n", path)
+	}
 	fmt.Fprintf(f.IO.ErrOut, "demo: stopped; the incident's timeline (stormctl journal export --incident %s):\n", inc.ID)
 	stream := store.Journal()
 	if _, err := journal.Export(f.IO.Out, journal.Markdown, stream.Range(context.Background(), "-", "+"), journal.Filter{Incident: inc.ID}); err != nil && dashErr == nil {

@@ -19,13 +19,14 @@ type journalExportOptions struct {
 	format, out     string
 	incident, actor string
 	since, until    string
+	noCharts        bool
 }
 
 func newJournalExportCmd(f *Factory) *cobra.Command {
 	o := &journalExportOptions{}
 	cmd := &cobra.Command{
 		Use:   "export",
-		Short: "Export the journal as a Markdown timeline, CSV or JSON Lines",
+		Short: "Export the journal as a Markdown timeline, CSV, JSON Lines or an HTML report",
 		Long: `Export the journal, streaming (memory stays flat however long it is):
 
   md     post-incident timeline: time, actor, what, why, evidence, and how each
@@ -33,23 +34,30 @@ func newJournalExportCmd(f *Factory) *cobra.Command {
   csv    one row per entry with a header row
   jsonl  the entries exactly as stored; an unfiltered export passes
          "journal verify --file"
+  html   one self-contained post-incident report (no scripts, fonts or
+         requests; prints on A4; dark and light): key times, the signals
+         from Prometheus over the incident with a marker per entry, each
+         lever's lifetime, the timeline and the chain's proof. Without
+         Prometheus (or with --no-charts) it says so in place of each chart.
 
 --since and --until take RFC 3339 times, dates (UTC) or durations ago (90m).`,
-		Example: `  stormctl journal export --format md --incident INC-7 --out INC-7.md
+		Example: `  stormctl journal export --format html --incident INC-7 --out INC-7.html
+  stormctl journal export --format md --incident INC-7 --out INC-7.md
   stormctl journal export --format csv --since 2h --actor alice
   stormctl journal export --format md --file saved-journal.jsonl`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runJournalExport(cmd.Context(), f, o) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&o.format, "format", "md", "md, csv or jsonl")
+	fl.StringVar(&o.format, "format", "md", "md, csv, jsonl or html")
+	fl.BoolVar(&o.noCharts, "no-charts", false, "html: do not query Prometheus for the charts")
 	fl.StringVar(&o.out, "out", "", "write to this file instead of stdout")
 	fl.StringVar(&o.incident, "incident", "", "only entries of this incident")
 	fl.StringVar(&o.actor, "actor", "", "only entries by this actor (declared or Redis user)")
 	fl.StringVar(&o.since, "since", "", "only entries at or after this time")
 	fl.StringVar(&o.until, "until", "", "only entries before this time")
 	o.src.bind(cmd, "export")
-	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"md", "csv", "jsonl"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"md", "csv", "jsonl", "html"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -78,36 +86,52 @@ func runJournalExport(ctx context.Context, f *Factory, o *journalExportOptions) 
 	if err != nil {
 		return err
 	}
-	recs, _, done, err := o.src.records(ctx, f)
+	recs, head, done, err := o.src.records(ctx, f)
 	if err != nil {
 		return err
 	}
 	defer done()
-	var w io.Writer = f.IO.Out
-	var tmp *os.File
-	if o.out != "" {
-		// Write beside the target and rename, so a failed export never
-		// leaves half a timeline under the final name.
-		if tmp, err = os.CreateTemp(filepath.Dir(o.out), ".stormctl-export-*"); err != nil {
+	var n int
+	err = writeOut(o.out, f.IO.Out, func(w io.Writer) error {
+		if format == journal.HTML {
+			var warnings []string
+			n, warnings, err = writeHTMLReport(ctx, f, o, w, recs, head, flt)
+			for _, w := range warnings {
+				fmt.Fprintln(f.IO.ErrOut, "warning: "+w)
+			}
 			return err
 		}
-		defer os.Remove(tmp.Name())
-		w = tmp
-	}
-	n, err := journal.Export(w, format, recs, flt)
-	if err != nil {
-		return fmt.Errorf("journal export after %d entries: %w", n, err)
-	}
-	if tmp != nil {
-		if err := tmp.Close(); err != nil {
-			return err
+		n, err = journal.Export(w, format, recs, flt)
+		if err != nil {
+			return fmt.Errorf("journal export after %d entries: %w", n, err)
 		}
-		if err := os.Rename(tmp.Name(), o.out); err != nil {
-			return err
-		}
+		return nil
+	})
+	if err == nil && o.out != "" {
 		fmt.Fprintf(f.IO.ErrOut, "exported %d entries to %s\n", n, o.out)
 	}
-	return nil
+	return err
+}
+
+// writeOut runs write on stdout, or beside path and renamed onto it, so a
+// failed export never leaves half a file under the final name.
+func writeOut(path string, stdout io.Writer, write func(io.Writer) error) error {
+	if path == "" {
+		return write(stdout)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".stormctl-export-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }
 
 func newJournalVerifyCmd(f *Factory) *cobra.Command {

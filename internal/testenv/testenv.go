@@ -17,7 +17,7 @@ func Need(t testing.TB, bins ...string) {
 	t.Helper()
 	for _, b := range bins {
 		if _, err := exec.LookPath(b); err != nil {
-			t.Fatalf("%s not on PATH: run `make deps` (apt-get install -y prometheus redis-server tmux)", b)
+			t.Fatalf("%s not on PATH: run `make deps` (apt-get install -y prometheus redis-server tmux chromium)", b)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import "github.com/charmbracelet/bubbles/key"
 // KeyMap is every binding of the dashboard.
 type KeyMap struct {
 	Quit, Help, Filter, Refresh key.Binding
+	Report                      key.Binding // write the HTML post-incident report
 	NextFocus, PrevFocus        key.Binding
 	Up, Down, Left, Right       key.Binding
 
@@ -31,6 +32,7 @@ func DefaultKeyMap(readOnly bool) *KeyMap {
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Filter:    key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter by service")),
 		Refresh:   key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "refresh now")),
+		Report:    key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "write the HTML incident report")),
 		NextFocus: key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next section")),
 		PrevFocus: key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous section")),
 		Up:        key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
@@ -65,7 +67,7 @@ func (k *KeyMap) Mutating() []*key.Binding {
 
 // Global are the bindings that work in every section.
 func (k *KeyMap) Global() []key.Binding {
-	return []key.Binding{k.NextFocus, k.Filter, k.Action, k.Refresh, k.Help, k.Quit}
+	return []key.Binding{k.NextFocus, k.Filter, k.Action, k.Refresh, k.Report, k.Help, k.Quit}
 }
 
 // DialogHelp are the bindings of the action dialog.

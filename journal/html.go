@@ -1,0 +1,145 @@
+package journal
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"iter"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+//go:embed report.html.tmpl
+var reportTemplate string
+
+var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
+	"when": func(t time.Time) string {
+		if t.IsZero() {
+			return "—"
+		}
+		return t.UTC().Format("2006-01-02 15:04:05Z")
+	},
+	"clock": func(t time.Time) string { return t.UTC().Format("15:04:05") },
+	"dur":   func(d time.Duration) string { return d.Round(time.Second).String() },
+	"num":   func(f float64) string { return fmt.Sprintf("%.1f", f) },
+	"sub":   func(a, b float64) float64 { return a - b },
+	"add":   func(a, b float64) float64 { return a + b },
+}).Parse(reportTemplate))
+
+// htmlView is what the template reads.
+type htmlView struct {
+	*Report
+	Generated    time.Time
+	From, To     time.Time
+	Keys         KeyTimes
+	Charts       []svgChart
+	Lane         svgLane
+	Rows         []htmlRow
+	W, H, PlotR  float64
+	PadL, Bottom float64
+}
+
+type htmlRow struct {
+	Entry
+	ActorText, EvidenceText, OutcomeText string
+	Class                                string
+}
+
+// WriteHTML writes the report as one self-contained HTML file: inline CSS
+// and SVG, no script, and a Content-Security-Policy that forbids loading
+// anything, so it opens offline and cannot call out. Every text from the
+// journal or Prometheus is escaped by html/template, and control
+// characters are then written as visible escapes (printable).
+func WriteHTML(w io.Writer, r *Report, now time.Time) error {
+	from, to := r.ChartWindow()
+	sc := timeScale{from: from, to: to}
+	markers := markersFor(r.Entries, sc)
+	v := htmlView{Report: r, Generated: now, From: from, To: to, Keys: r.KeyTimes(), Lane: drawLane(r.Spans, sc),
+		W: svgW, H: svgH, PlotR: svgW - padR, PadL: padL, Bottom: svgH - padB}
+	for _, c := range r.Charts {
+		if !c.Hidden {
+			v.Charts = append(v.Charts, drawChart(c, sc, markers))
+		}
+	}
+	for _, e := range r.Entries {
+		v.Rows = append(v.Rows, htmlRow{Entry: e, ActorText: actorText(e), EvidenceText: evidenceText(e.Evidence, "\n"),
+			OutcomeText: outcomeText(e), Class: eventClass(e.Event)})
+	}
+	var buf bytes.Buffer
+	if err := reportTmpl.Execute(&buf, v); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, printable(buf.String()))
+	return err
+}
+
+// exportHTML is the report without charts, for Export: the chain is
+// checked from the first entry, with no head to compare the end with.
+func exportHTML(w io.Writer, recs iter.Seq2[Record, error], f Filter) (int, error) {
+	r, err := BuildReport(recs, "", f)
+	if err != nil {
+		return 0, err
+	}
+	r.ChartsNote = "Charts are not drawn in this export; stormctl journal export --format html draws them from Prometheus."
+	return len(r.Entries), WriteHTML(w, r, time.Now())
+}
+
+// outcomeText is what an entry did, and for an end or a supersede, which
+// action it ended and how long that action had held the lever.
+func outcomeText(e Entry) string {
+	parts := []string{e.Outcome}
+	if p := e.Previous; p != nil {
+		switch e.Event {
+		case ActionApplied:
+			parts = append(parts, fmt.Sprintf("superseded action %s of %s", p.ActionID, p.Actor))
+		case ActionReleased, ActionExpired:
+			parts = append(parts, fmt.Sprintf("ended action %s of %s after %s", p.ActionID, p.Actor, e.Time.Sub(p.CreatedAt).Round(time.Second)))
+		}
+	}
+	if e.Error != "" {
+		parts = append(parts, e.Error)
+	}
+	return strings.Trim(strings.Join(parts, "; "), "; ")
+}
+
+// Printable is text from the journal, Prometheus or a user made safe to
+// print: see printable.
+func Printable(s string) string { return printable(s) }
+
+// printable writes control characters (but newline and tab), DEL, C1
+// controls, line and paragraph separators and bidirectional overrides as
+// visible escapes (\x1b, \u202e), and invalid UTF-8 as U+FFFD, so that no
+// text from the journal can hide or reorder what the report shows.
+func printable(s string) string {
+	clean := true
+	for _, r := range s {
+		if hidden(r) {
+			clean = false
+			break
+		}
+	}
+	if clean && utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		switch {
+		case !hidden(r):
+			b.WriteRune(r)
+		case r < 0x80:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
+}
+
+func hidden(r rune) bool {
+	return (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f || (r >= 0x80 && r < 0xa0) ||
+		r == 0x2028 || r == 0x2029 || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f
+}
