@@ -1,0 +1,148 @@
+package journal
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// sshKey is a key made by the real ssh-keygen.
+type sshKey struct {
+	path, pub string // private key file, public key line
+	signer    Signer
+}
+
+func sshKeygen(t testing.TB) string {
+	t.Helper()
+	p, err := exec.LookPath("ssh-keygen")
+	if err != nil {
+		t.Skip("ssh-keygen not installed (Debian: openssh-client)")
+	}
+	return p
+}
+
+// newKey makes an unencrypted key with ssh-keygen; typ is ed25519, rsa or
+// ecdsa.
+func newKey(t testing.TB, dir, name, typ string) sshKey {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	out, err := exec.Command(sshKeygen(t), "-q", "-t", typ, "-N", "", "-C", name, "-f", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ssh-keygen: %v\n%s", err, out)
+	}
+	pub, err := os.ReadFile(path + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := LoadSigner(path, func(string) string { return "" })
+	if err != nil || s == nil {
+		t.Fatalf("load %s: %v", path, err)
+	}
+	return sshKey{path: path, pub: strings.TrimSpace(string(pub)), signer: s}
+}
+
+// allowedFile writes lines as an allowed_signers file and parses it.
+func allowedFile(t testing.TB, dir string, lines ...string) (string, *AllowedSigners) {
+	t.Helper()
+	path := filepath.Join(dir, "allowed_signers")
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.Open(path)
+	defer f.Close()
+	a, err := ParseAllowedSigners(f, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, a
+}
+
+// keygenSign signs message with ssh-keygen -Y sign and returns the armored
+// signature it wrote.
+func keygenSign(t *testing.T, key, dir string, message []byte) string {
+	t.Helper()
+	msg := filepath.Join(dir, "message")
+	if err := os.WriteFile(msg, message, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(msg + ".sig")
+	if out, err := exec.Command(sshKeygen(t), "-Y", "sign", "-f", key, "-n", Namespace, msg).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen -Y sign: %v\n%s", err, out)
+	}
+	sig, err := os.ReadFile(msg + ".sig")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(sig)
+}
+
+// keygenVerify runs ssh-keygen -Y verify of sig over message as principal.
+func keygenVerify(t *testing.T, allowed, dir, principal string, message []byte, sig string) (string, error) {
+	t.Helper()
+	sigPath := filepath.Join(dir, "entry.sig")
+	if err := os.WriteFile(sigPath, []byte(sig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(sshKeygen(t), "-Y", "verify", "-f", allowed, "-I", principal, "-n", Namespace, "-s", sigPath)
+	cmd.Stdin = bytes.NewReader(message)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+func TestSignaturesInteropWithSSHKeygen(t *testing.T) {
+	dir := t.TempDir()
+	for _, typ := range []string{"ed25519", "ecdsa", "rsa"} {
+		t.Run(typ, func(t *testing.T) {
+			alice := newKey(t, dir, "alice-"+typ, typ)
+			allowed, signers := allowedFile(t, dir, "alice "+alice.pub)
+			e := scriptedIncident()[2]
+			e.Actor = "alice"
+			sealed, stored, err := e.SealWith("", alice.signer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			canon, _ := sealed.Canonical()
+			if typ == "ed25519" {
+				// Ed25519 is deterministic: the same bytes as ssh-keygen.
+				if theirs := keygenSign(t, alice.path, dir, canon); theirs != sealed.Signature {
+					t.Fatalf("stormctl's signature differs from ssh-keygen's:\n%s\n%s", sealed.Signature, theirs)
+				}
+			}
+			// ssh-keygen accepts stormctl's signature of the entry...
+			if out, err := keygenVerify(t, allowed, dir, "alice", canon, sealed.Signature); err != nil || !strings.Contains(out, `Good "stormctl-journal" signature for alice`) {
+				t.Fatalf("ssh-keygen -Y verify: %v\n%s", err, out)
+			}
+			// ...but not for another principal, nor for other content.
+			if out, err := keygenVerify(t, allowed, dir, "bob", canon, sealed.Signature); err == nil {
+				t.Fatalf("ssh-keygen accepted alice's signature as bob's: %s", out)
+			}
+			if out, err := keygenVerify(t, allowed, dir, "alice", append(canon, ' '), sealed.Signature); err == nil {
+				t.Fatalf("ssh-keygen accepted a signature of other bytes: %s", out)
+			}
+			// stormctl accepts ssh-keygen's signature of the canonical form.
+			sealed.Signature = keygenSign(t, alice.path, dir, canon)
+			line := storedForm(t, sealed)
+			rep, err := Check(records([][]byte{line}), VerifyOptions{AllowedSigners: signers, RequireSignatures: true})
+			if err != nil || rep.Verified != 1 {
+				t.Fatalf("ssh-keygen's signature: %v %+v", err, rep)
+			}
+			if !bytes.Equal(stored, storedForm(t, sealed)) && typ == "ed25519" {
+				t.Fatalf("stored forms differ")
+			}
+		})
+	}
+}
+
+// storedForm is the stored form of an already sealed entry.
+func storedForm(t testing.TB, e Entry) []byte {
+	t.Helper()
+	b, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
