@@ -34,7 +34,8 @@ func export(t *testing.T, format Format, f Filter) []byte {
 	t.Helper()
 	lines := chain(t, scriptedIncident())
 	var buf bytes.Buffer
-	if _, err := Export(&buf, format, ReadRecords(bytes.NewReader(jsonl(lines)), "incident.jsonl"), f); err != nil {
+	opts := ExportOptions{Filter: f, Now: func() time.Time { return at(20, 0) }}
+	if _, err := ExportWith(&buf, format, ReadRecords(bytes.NewReader(jsonl(lines)), "incident.jsonl"), opts); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -56,8 +57,13 @@ func TestExportCSVReadsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 12 || strings.Join(rows[0], ",") != strings.Join(csvHeader, ",") {
+	if len(rows) != 13 || strings.Join(rows[0], ",") != strings.Join(csvHeader, ",") {
 		t.Fatalf("%d rows, header %v", len(rows), rows[0])
+	}
+	// The last row is the checkpoint of the 11 entries.
+	cp, err := ParseCheckpoint([]byte(rows[12][12]))
+	if rows[12][2] != checkpointEvent || err != nil || cp.Count != 11 || cp.Head != rows[11][23] {
+		t.Fatalf("checkpoint row %q: %v", rows[12], err)
 	}
 	note := rows[8]
 	if note[2] != "note" || note[14] != "payments recovering\nerror rate 2%" {
@@ -81,8 +87,13 @@ func TestExportFilters(t *testing.T) {
 		lines := chain(t, scriptedIncident())
 		var buf bytes.Buffer
 		n, err := Export(&buf, JSONL, records(lines), tc.f)
-		if err != nil || n != tc.want || strings.Count(buf.String(), "\n") != tc.want {
+		if err != nil || n != tc.want || strings.Count(buf.String(), "\n") != tc.want+1 {
 			t.Errorf("%s: %d entries (%v), want %d", name, n, err, tc.want)
+		}
+		// Filtered or not, the closing checkpoint is of the whole journal read.
+		last := bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n"))
+		if cp, err := ParseCheckpoint(last[len(last)-1]); err != nil || cp.Count != len(lines) || cp.Head != mustParse(t, lines[len(lines)-1]).Hash {
+			t.Errorf("%s: closing checkpoint %+v %v", name, cp, err)
 		}
 	}
 }
