@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -113,6 +115,9 @@ func (r *Report) addKey(k ssh.PublicKey) {
 
 func keyName(k ssh.PublicKey) string { return ssh.FingerprintSHA256(k) }
 
+// KeyFingerprint is the key's SHA256 fingerprint, as ssh-keygen -l shows it.
+func KeyFingerprint(k ssh.PublicKey) string { return keyName(k) }
+
 func cpTime(c Checkpoint) string { return c.Time.UTC().Format(time.RFC3339) }
 
 // AllowsAny reports whether key may sign, as any principal, at at.
@@ -151,7 +156,22 @@ func (r *Report) proven() []string {
 	}
 	out = append(out, r.signatureSentence())
 	out = append(out, r.checkpointSentences()...)
+	for i := range out {
+		out[i] = clean(out[i])
+	}
 	return out
+}
+
+// clean is s when it is printable, else s Go-quoted: actors, ids and
+// principals come from Redis and files, and must not put control
+// characters (terminal escapes) on a screen.
+func clean(s string) string {
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }
 
 func (r *Report) signatureSentence() string {

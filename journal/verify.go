@@ -23,7 +23,7 @@ func (e *VerifyError) Error() string {
 	if e.ID != "" {
 		id = " " + e.ID
 	}
-	return fmt.Sprintf("journal verification failed at entry %d%s (%s): %s", e.Index, id, e.Pos, e.Reason)
+	return clean(fmt.Sprintf("journal verification failed at entry %d%s (%s): %s", e.Index, id, e.Pos, e.Reason))
 }
 
 // ExitCode implements exit.Coder.
