@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 	"time"
+	"unicode"
 
 	"golang.org/x/crypto/ssh"
 )
