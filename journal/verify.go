@@ -243,21 +243,22 @@ func (c *checker) finish() error {
 func (c *checker) checkpoint(cp SourcedCheckpoint) CheckpointResult {
 	res := CheckpointResult{Source: cp.Source, Checkpoint: cp.Checkpoint}
 	res.Signature, res.Signer = c.checkpointSignature(cp.Checkpoint)
+	if res.Signature != SigValid && res.Signature != SigNotChecked && (res.Signature != SigUnsigned || c.o.RequireSignatures) {
+		// A checkpoint that is not what its signer signed proves nothing,
+		// whatever it says.
+		res.Detail = fmt.Sprintf("of %s: %s", cpTime(cp.Checkpoint), res.Signature)
+		return res
+	}
 	at := c.seen[cp.Head]
 	switch {
-	case cp.Count == 0:
+	case cp.Count == 0 || at == cp.Count:
 		res.Matched = true
 	case c.rep.Entries < cp.Count:
 		res.Detail = fmt.Sprintf("of %s recorded %d entries, the journal has %d: entries were cut from its end", cpTime(cp.Checkpoint), cp.Count, c.rep.Entries)
-	case at == cp.Count:
-		res.Matched = true
 	case at > 0:
 		res.Detail = fmt.Sprintf("of %s recorded head %.12s… as entry %d, it is entry %d: entries before it were removed or inserted", cpTime(cp.Checkpoint), cp.Head, cp.Count, at)
 	default:
 		res.Detail = fmt.Sprintf("of %s recorded head %.12s… at entry %d, which the journal does not contain: the journal up to there was rewritten", cpTime(cp.Checkpoint), cp.Head, cp.Count)
-	}
-	if res.Matched && res.Signature != SigValid && res.Signature != SigNotChecked && (res.Signature != SigUnsigned || c.o.RequireSignatures) {
-		res.Detail = fmt.Sprintf("of %s: %s", cpTime(cp.Checkpoint), res.Signature)
 	}
 	return res
 }
