@@ -101,6 +101,9 @@ func parseAllowedLine(line string) (*AllowedSigner, int, error) {
 		return nil, restCol, fmt.Errorf("missing key after the principals")
 	}
 	key, err := parseKeyField(rest)
+	if err != nil && isKeyType(blankFields(rest)[0]) {
+		return nil, restCol, fmt.Errorf("invalid key: %s", err)
+	}
 	if err != nil {
 		// Not a key: options first, up to unquoted whitespace.
 		end, oerr := pastOptions(rest)
@@ -108,7 +111,7 @@ func parseAllowedLine(line string) (*AllowedSigner, int, error) {
 			return nil, restCol + end, oerr
 		}
 		if col, err := s.parseOptions(rest[:end]); err != nil {
-			return nil, restCol + col, fmt.Errorf("bad options: %s", err)
+			return nil, restCol - 1 + col, fmt.Errorf("bad options: %s", err)
 		}
 		var keyCol int
 		rest, keyCol = skipBlanks(line, restCol-1+end)
@@ -126,15 +129,33 @@ func parseAllowedLine(line string) (*AllowedSigner, int, error) {
 	return s, 0, nil
 }
 
+// blankFields splits s at runs of the blanks OpenSSH splits at (not \f or
+// \v, which strings.Fields would).
+func blankFields(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return strings.ContainsRune(blanks, r) })
+}
+
 // skipBlanks returns line after i without leading blanks, and its column.
 func skipBlanks(line string, i int) (string, int) {
 	rest := strings.TrimLeft(line[i:], blanks)
 	return rest, len(line) - len(rest) + 1
 }
 
+// isKeyType reports whether s names an SSH public key or certificate
+// type, so that a malformed key is reported as one, not as options.
+func isKeyType(s string) bool {
+	s = strings.TrimSuffix(s, "-cert-v01@openssh.com")
+	switch s {
+	case ssh.KeyAlgoED25519, ssh.KeyAlgoRSA, ssh.KeyAlgoDSA, ssh.KeyAlgoECDSA256, ssh.KeyAlgoECDSA384, ssh.KeyAlgoECDSA521,
+		ssh.KeyAlgoSKED25519, ssh.KeyAlgoSKECDSA256, "sk-ssh-ed25519", "sk-ecdsa-sha2-nistp256":
+		return true
+	}
+	return false
+}
+
 // parseKeyField reads "type base64 [comment]".
 func parseKeyField(s string) (ssh.PublicKey, error) {
-	f := strings.Fields(s)
+	f := blankFields(s)
 	if len(f) < 2 {
 		return nil, fmt.Errorf("want a key type and base64 key")
 	}
