@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // sshKey is a key made by the real ssh-keygen.
@@ -145,4 +146,73 @@ func storedForm(t testing.TB, e Entry) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// startAgent runs a real ssh-agent in the foreground on a socket in dir,
+// loaded with keys; it is stopped when the test ends.
+func startAgent(t *testing.T, dir string, keys ...string) string {
+	t.Helper()
+	agentBin, err := exec.LookPath("ssh-agent")
+	if err != nil {
+		t.Skip("ssh-agent not installed")
+	}
+	sock := filepath.Join(dir, "agent.sock")
+	cmd := exec.Command(agentBin, "-D", "-a", sock)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("ssh-agent did not create its socket")
+		}
+	}
+	for _, k := range keys {
+		add := exec.Command("ssh-add", k)
+		add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
+		if out, err := add.CombinedOutput(); err != nil {
+			t.Fatalf("ssh-add: %v\n%s", err, out)
+		}
+	}
+	return sock
+}
+
+func TestSignWithSSHAgent(t *testing.T) {
+	dir := t.TempDir()
+	alice := newKey(t, dir, "alice", "ed25519")
+	bob := newKey(t, dir, "bob", "rsa")
+	// An encrypted key signs through the agent, found by its .pub.
+	locked := filepath.Join(dir, "locked")
+	if out, err := exec.Command(sshKeygen(t), "-q", "-t", "ed25519", "-N", "secret", "-C", "locked", "-f", locked).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	if _, err := LoadSigner(locked, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "SSH_AUTH_SOCK is not set") {
+		t.Fatalf("encrypted key without an agent: %v", err)
+	}
+	sock := startAgent(t, dir, alice.path, bob.path)
+	env := func(k string) string { return map[string]string{"SSH_AUTH_SOCK": sock}[k] }
+	if _, err := LoadSigner(locked, env); err == nil || !strings.Contains(err.Error(), "is not in the ssh-agent") {
+		t.Fatalf("encrypted key not in the agent: %v", err)
+	}
+	allowed, _ := allowedFile(t, dir, "alice "+alice.pub, "bob "+bob.pub)
+	for _, tc := range []struct{ key, principal string }{{bob.path + ".pub", "bob"}, {"", "alice"}} {
+		s, err := LoadSigner(tc.key, env)
+		if err != nil || s == nil {
+			t.Fatalf("agent signer %q: %v", tc.key, err)
+		}
+		msg := []byte(`{"id":"E1"}`)
+		sig, err := s.Sign(msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out, err := keygenVerify(t, allowed, dir, tc.principal, msg, sig); err != nil {
+			t.Fatalf("ssh-keygen rejects the agent's signature as %s: %v %s", tc.principal, err, out)
+		}
+	}
+	if s, err := LoadSigner(SigningKeyNone, env); s != nil || err != nil {
+		t.Fatalf("none: %v %v", s, err)
+	}
 }
