@@ -1,10 +1,13 @@
 package journal
 
 import (
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/crypto/ssh"
 )
 
 // TestAllowedSignersAgreesWithSSHKeygen runs each allowed_signers line
@@ -48,12 +51,61 @@ func TestAllowedSignersAgreesWithSSHKeygen(t *testing.T) {
 		{"alice " + other.pub + "\nalice " + alice.pub, "alice"},
 		{"# alice " + alice.pub + "\n\n  bob " + alice.pub, "bob"},
 	}
+	accepted := 0
 	for _, tc := range cases {
 		path, allowed := allowedFile(t, dir, tc.line)
 		out, kerr := keygenVerify(t, path, dir, tc.principal, message, sig)
 		ok, why := allowed.Allows(key, tc.principal, time.Now())
 		if ok != (kerr == nil) {
 			t.Errorf("%q as %q: stormctl says %v (%s), ssh-keygen says %v: %s", tc.line, tc.principal, ok, why, kerr == nil, out)
+		}
+		if ok {
+			accepted++
+		}
+	}
+	if accepted < 5 || accepted > len(cases)-5 {
+		t.Fatalf("%d of %d cases accepted: the table no longer tells accepting from refusing", accepted, len(cases))
+	}
+}
+
+// TestCertificateSignersAgreeWithSSHKeygen signs with a user certificate
+// issued by ssh-keygen -s: a cert-authority line accepts it for the
+// certificate's principals only, for stormctl as for ssh-keygen.
+func TestCertificateSignersAgreeWithSSHKeygen(t *testing.T) {
+	dir := t.TempDir()
+	ca := newKey(t, dir, "ca", "ed25519")
+	user := newKey(t, dir, "carol", "ed25519")
+	if out, err := exec.Command(sshKeygen(t), "-q", "-s", ca.path, "-I", "carol-id", "-n", "carol,oncall", "-V", "-1d:+1d", user.path+".pub").CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen -s: %v %s", err, out)
+	}
+	signer, err := LoadSigner(user.path, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	message := []byte(`{"id":"E1","actor":"carol"}`)
+	sig, err := signer.Sign(message)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := verifySignature(message, sig)
+	if _, isCert := key.(*ssh.Certificate); err != nil || !isCert {
+		t.Fatalf("not signed with the certificate: %v %T", err, key)
+	}
+	for _, tc := range []struct {
+		line, principal string
+		want            bool
+	}{
+		{"*@example.com,carol,oncall,mallory cert-authority " + ca.pub, "carol", true},
+		{"*@example.com,carol,oncall,mallory cert-authority " + ca.pub, "oncall", true},
+		{"*@example.com,carol,oncall,mallory cert-authority " + ca.pub, "mallory", false}, // not in the certificate
+		{"carol " + ca.pub, "carol", false},                                               // the CA key itself did not sign
+		{"carol cert-authority " + user.pub, "carol", false},                              // not the certificate's CA
+	} {
+		path, allowed := allowedFile(t, dir, tc.line)
+		out, kerr := keygenVerify(t, path, dir, tc.principal, message, sig)
+		ok, why := allowed.Allows(key, tc.principal, time.Now())
+		if ok != tc.want || (kerr == nil) != tc.want {
+			t.Errorf("%q as %q: want %v; stormctl says %v (%s), ssh-keygen says %v: %s", tc.line, tc.principal, tc.want, ok, why, kerr == nil, out)
 		}
 	}
 }

@@ -162,7 +162,30 @@ func LoadSigner(keyPath string, getenv func(string) string) (Signer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("journal signing key %s: not an OpenSSH public or private key: %w", keyPath, err)
 	}
-	return NewSigner(key, keyPath), nil
+	return certified(key, keyPath)
+}
+
+// certified signs with the user certificate beside the key (KEY-cert.pub),
+// as ssh does, so that an allowed_signers cert-authority line can vouch
+// for it; without one, with the plain key.
+func certified(key ssh.Signer, keyPath string) (Signer, error) {
+	data, err := os.ReadFile(keyPath + "-cert.pub")
+	if errors.Is(err, os.ErrNotExist) {
+		return NewSigner(key, keyPath), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("journal signing key certificate: %w", err)
+	}
+	pub, _, _, _, err := ssh.ParseAuthorizedKey(data)
+	cert, ok := pub.(*ssh.Certificate)
+	if err != nil || !ok {
+		return nil, fmt.Errorf("journal signing key certificate %s-cert.pub: not an SSH certificate", keyPath)
+	}
+	cs, err := ssh.NewCertSigner(cert, key)
+	if err != nil {
+		return nil, fmt.Errorf("journal signing key certificate %s-cert.pub: %w", keyPath, err)
+	}
+	return NewSigner(cs, keyPath+"-cert.pub"), nil
 }
 
 // agentSigner is the agent's key matching pub.
