@@ -150,7 +150,7 @@ func storedForm(t testing.TB, e Entry) []byte {
 
 // startAgent runs a real ssh-agent in the foreground on a socket in dir,
 // loaded with keys; it is stopped when the test ends.
-func startAgent(t *testing.T, dir string, keys ...string) string {
+func startAgent(t testing.TB, dir string, keys ...string) string {
 	t.Helper()
 	agentBin, err := exec.LookPath("ssh-agent")
 	if err != nil {
