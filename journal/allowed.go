@@ -146,7 +146,7 @@ func skipBlanks(line string, i int) (string, int) {
 func isKeyType(s string) bool {
 	s = strings.TrimSuffix(s, "-cert-v01@openssh.com")
 	switch s {
-	case ssh.KeyAlgoED25519, ssh.KeyAlgoRSA, ssh.KeyAlgoDSA, ssh.KeyAlgoECDSA256, ssh.KeyAlgoECDSA384, ssh.KeyAlgoECDSA521,
+	case ssh.KeyAlgoED25519, ssh.KeyAlgoRSA, "ssh-dss", ssh.KeyAlgoECDSA256, ssh.KeyAlgoECDSA384, ssh.KeyAlgoECDSA521,
 		ssh.KeyAlgoSKED25519, ssh.KeyAlgoSKECDSA256, "sk-ssh-ed25519", "sk-ecdsa-sha2-nistp256":
 		return true
 	}
