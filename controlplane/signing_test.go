@@ -93,7 +93,7 @@ func TestEveryWriteIsSigned(t *testing.T) {
 	if err != nil || !rep.OK() || rep.Entries != 8 || rep.Verified != 8 {
 		t.Fatalf("%v\n%+v", err, rep)
 	}
-	if rep.BySigner["alice"] != 4 || rep.BySigner["bob"] != 3 || rep.BySigner[journal.ExpiryActor] != 1 {
+	if rep.BySigner["alice"] != 4 || rep.BySigner["bob"] != 3 || rep.BySigner[journal.ExpiryActor+" signed by alice"] != 1 {
 		t.Fatalf("signers: %v", rep.BySigner)
 	}
 }

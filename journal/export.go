@@ -175,9 +175,13 @@ func (t *tally) write(w io.Writer, format Format, o ExportOptions) error {
 	if cp.Signature != "" {
 		signed = "signed by " + cp.Actor
 	}
-	_, err = fmt.Fprintf(w, "\n## Checkpoint\n\nExported from a journal of %d entries ending at `%.12s`, at %s UTC (%s). "+
+	read := "an empty journal"
+	if cp.Count > 0 {
+		read = fmt.Sprintf("a journal of %d entries ending at `%.12s`", cp.Count, cp.Head)
+	}
+	_, err = fmt.Fprintf(w, "\n## Checkpoint\n\nExported from %s, at %s UTC (%s). "+
 		"Keep this file: `stormctl journal verify --checkpoint FILE` then detects any entry up to there cut or rewritten.\n\n```json\n%s\n```\n",
-		cp.Count, cp.Head, cp.Time.UTC().Format(mdTime), signed, cp.JSON())
+		read, cp.Time.UTC().Format(mdTime), signed, cp.JSON())
 	return err
 }
 

@@ -52,6 +52,26 @@ func TestExportGolden(t *testing.T) {
 	}
 }
 
+// TestEveryExportServesAsCheckpoint reads the closing checkpoint back
+// from an export in each format, as journal verify --checkpoint does.
+func TestEveryExportServesAsCheckpoint(t *testing.T) {
+	head := mustParse(t, chain(t, scriptedIncident())[10]).Hash
+	for _, format := range []Format{Markdown, CSV, JSONL} {
+		path := filepath.Join(t.TempDir(), "export."+string(format))
+		if err := os.WriteFile(path, export(t, format, Filter{Actor: "bob"}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cp, err := ReadCheckpoint(path)
+		if err != nil || cp.Count != 11 || cp.Head != head || !cp.Time.Equal(at(20, 0)) {
+			t.Errorf("%s: %+v %v", format, cp, err)
+		}
+	}
+	var empty bytes.Buffer
+	if _, err := Export(&empty, Markdown, records(nil), Filter{}); err != nil || !strings.Contains(empty.String(), "Exported from an empty journal") {
+		t.Fatalf("empty: %v %s", err, empty.String())
+	}
+}
+
 func TestExportCSVReadsBack(t *testing.T) {
 	rows, err := csv.NewReader(bytes.NewReader(export(t, CSV, Filter{}))).ReadAll()
 	if err != nil {

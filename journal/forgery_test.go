@@ -101,11 +101,11 @@ func TestSignedJournalOnRedis(t *testing.T) {
 
 	t.Run("intact", func(t *testing.T) {
 		rep, err := Check(stream(t, c, "intact", w.lines).Range(ctx, "-", "+"), strict)
-		if err != nil || !rep.OK() || rep.Verified != n || rep.BySigner["stormctl (expiry)"] != 1 {
+		if err != nil || !rep.OK() || rep.Verified != n || rep.BySigner["stormctl (expiry) signed by bob@example.com,bob"] != 1 {
 			t.Fatalf("%v %+v", err, rep)
 		}
 		got := strings.Join(rep.Proven, "\n")
-		for _, want := range []string{"chain intact: 11 entries", "11 of 11 entries signed by allowed signers", "alice 6, bob 3, carol 1, stormctl (expiry) 1",
+		for _, want := range []string{"chain intact: 11 entries", "11 of 11 entries signed by allowed signers", "alice 6, bob 3, carol 1, stormctl (expiry) signed by bob@example.com,bob 1",
 			"checkpoint of 2024-05-01T12:20:00Z (11 entries", "signed by an allowed signer alice) matched"} {
 			if !strings.Contains(got, want) {
 				t.Errorf("proven lacks %q:\n%s", want, got)

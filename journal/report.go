@@ -120,19 +120,20 @@ func KeyFingerprint(k ssh.PublicKey) string { return keyName(k) }
 
 func cpTime(c Checkpoint) string { return c.Time.UTC().Format(time.RFC3339) }
 
-// AllowsAny reports whether key may sign, as any principal, at at.
-func (a *AllowedSigners) AllowsAny(key ssh.PublicKey, at time.Time) (bool, string) {
-	why := fmt.Sprintf("signed by %s, a key not in %s", keyName(key), a.Path)
+// AllowsAny reports whether key may sign, as any principal, at at, and
+// returns the principals of its line.
+func (a *AllowedSigners) AllowsAny(key ssh.PublicKey, at time.Time) (ok bool, principals, why string) {
+	why = fmt.Sprintf("signed by %s, a key not in %s", keyName(key), a.Path)
 	for _, s := range a.Signers {
 		if s.holds(key) && !s.CertAuthority {
 			if err := s.valid(key, "", at); err != nil {
 				why = fmt.Sprintf("%s:%d: %s", a.Path, s.Line, err)
 				continue
 			}
-			return true, ""
+			return true, s.Principals, ""
 		}
 	}
-	return false, why
+	return false, "", why
 }
 
 // proven says, in sentences, what the check established and what it

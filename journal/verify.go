@@ -167,18 +167,22 @@ func (c *checker) signature(n int, pos string, e Entry, canon []byte) {
 	if c.o.AllowedSigners == nil {
 		return
 	}
+	signer := e.Actor
 	ok, why := c.o.AllowedSigners.Allows(key, e.Actor, e.Time)
 	if !ok && e.Actor == ExpiryActor {
 		// Nobody acted on an expiry: whoever reaped it is its writer, and
-		// any allowed signer may be.
-		ok, why = c.o.AllowedSigners.AllowsAny(key, e.Time)
+		// any allowed signer may be; the report names them.
+		var principals string
+		if ok, principals, why = c.o.AllowedSigners.AllowsAny(key, e.Time); ok {
+			signer = ExpiryActor + " signed by " + principals
+		}
 	}
 	if !ok {
 		c.problem(EntryProblem{Index: n, Pos: pos, ID: e.ID, Actor: e.Actor, Problem: ProblemWrongSigner, Detail: why})
 		return
 	}
 	c.rep.Verified++
-	c.rep.BySigner[e.Actor]++
+	c.rep.BySigner[signer]++
 }
 
 // maxProblems bounds the problems a report lists; all are counted.
