@@ -115,9 +115,23 @@ func ReadCheckpoint(path string) (Checkpoint, error) {
 	}
 	c, err := ParseCheckpoint(found)
 	if err != nil {
-		return c, fmt.Errorf("%s:%d: %w", path, at, err)
+		return c, fmt.Errorf("%s:%d:%d: %w", path, at, jsonColumn(err), err)
 	}
 	return c, nil
+}
+
+// jsonColumn is the 1-based column a JSON decoding error points at, 1
+// when it names none.
+func jsonColumn(err error) int {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return int(syn.Offset)
+	case errors.As(err, &typ):
+		return int(typ.Offset)
+	}
+	return 1
 }
 
 // csvCheckpoint is the checkpoint in the last row of a CSV export.

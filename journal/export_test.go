@@ -66,6 +66,11 @@ func TestEveryExportServesAsCheckpoint(t *testing.T) {
 			t.Errorf("%s: %+v %v", format, cp, err)
 		}
 	}
+	bad := filepath.Join(t.TempDir(), "bad.checkpoint")
+	os.WriteFile(bad, []byte("\n{\"checkpoint\":1,\"head\":5}\n"), 0o600)
+	if _, err := ReadCheckpoint(bad); err == nil || !strings.HasPrefix(err.Error(), bad+":2:24: ") {
+		t.Fatalf("malformed checkpoint: %v", err)
+	}
 	var empty bytes.Buffer
 	if _, err := Export(&empty, Markdown, records(nil), Filter{}); err != nil || !strings.Contains(empty.String(), "Exported from an empty journal") {
 		t.Fatalf("empty: %v %s", err, empty.String())

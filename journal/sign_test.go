@@ -216,3 +216,46 @@ func TestSignWithSSHAgent(t *testing.T) {
 		t.Fatalf("none: %v %v", s, err)
 	}
 }
+
+// FuzzVerifySignature feeds arbitrary signature text, as Redis or an
+// export could hold, to the verifier: it must refuse, never panic, and
+// accept only a signature of the message itself.
+func FuzzVerifySignature(f *testing.F) {
+	dir := f.TempDir()
+	k := newKey(f, dir, "alice", "ed25519")
+	msg := []byte(`{"id":"E1"}`)
+	good, err := k.signer.Sign(msg)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good, false)
+	f.Add(strings.Replace(good, "A", "B", 1), false)
+	f.Add("-----BEGIN SSH SIGNATURE-----\nU1NIU0lH\n-----END SSH SIGNATURE-----\n", false)
+	f.Add(good[:len(good)/2], true)
+	f.Fuzz(func(t *testing.T, sig string, other bool) {
+		m := msg
+		if other {
+			m = []byte(`{"id":"E2"}`)
+		}
+		if _, err := verifySignature(m, sig); err == nil && other {
+			t.Fatalf("accepted a signature of other content: %q", sig)
+		}
+	})
+}
+
+func FuzzParseCheckpoint(f *testing.F) {
+	cp, _ := NewCheckpoint(strings.Repeat("ab", 32), 3, t0, "alice", nil)
+	f.Add(cp.JSON())
+	f.Add([]byte(`{"checkpoint":1,"head":"","count":0,"time":"2024-01-01T00:00:00Z"}`))
+	f.Add([]byte(`{"checkpoint":2}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := ParseCheckpoint(data)
+		if err != nil {
+			return
+		}
+		again, err := ParseCheckpoint(c.JSON())
+		if err != nil || again.Head != c.Head || again.Count != c.Count || !again.Time.Equal(c.Time) {
+			t.Fatalf("accepted %q but its own form %q does not parse back: %v", data, c.JSON(), err)
+		}
+	})
+}

@@ -90,6 +90,13 @@ func TestSignedJournalCLI(t *testing.T) {
 		t.Fatalf("verify: %s", out)
 	}
 
+	// journal.allowed-signers in the context is verify's default.
+	cfg, _ := os.ReadFile(e.env["STORMCTL_CONFIG"])
+	os.WriteFile(e.env["STORMCTL_CONFIG"], append(cfg, "    journal: {allowed-signers: "+e.allowed+"}\n"...), 0o600)
+	if out, _ := mustRun(exit.OK, "carol", "alice", "journal", "verify"); !strings.Contains(out, "3 of 3 entries signed by allowed signers") {
+		t.Fatalf("verify with the context's allowed signers: %s", out)
+	}
+
 	// A checkpoint kept outside Redis, and an export (which ends with one).
 	cpFile, export := filepath.Join(e.dir, "INC-7.checkpoint"), filepath.Join(e.dir, "INC-7.jsonl")
 	mustRun(exit.OK, "alice", "alice", "journal", "checkpoint", "--out", cpFile)

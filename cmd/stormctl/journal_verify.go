@@ -56,7 +56,7 @@ give --head or --checkpoint to also catch entries removed from its end.`,
 	o.src.bind(cmd, "verify")
 	fl := cmd.Flags()
 	fl.StringVar(&o.src.head, "head", "", "the hash the journal must end at (default: the control plane's head; none for --file)")
-	fl.StringVar(&o.allowedSigners, "allowed-signers", "", "allowed_signers file (git/ssh-keygen format) to check signatures against")
+	fl.StringVar(&o.allowedSigners, "allowed-signers", "", "allowed_signers file (git/ssh-keygen format) to check signatures against (config: journal.allowed-signers)")
 	fl.BoolVar(&o.requireSignatures, "require-signatures", false, "fail (exit 4) on any unsigned entry or checkpoint")
 	fl.StringArrayVar(&o.checkpoints, "checkpoint", nil, "checkpoint file or export to match (repeatable)")
 	return cmd
@@ -68,6 +68,13 @@ func runJournalVerify(ctx context.Context, f *Factory, o *journalVerifyOptions) 
 		return err
 	}
 	opts := journal.VerifyOptions{RequireSignatures: o.requireSignatures}
+	if o.allowedSigners == "" {
+		cfg, err := f.Config()
+		if err != nil {
+			return err
+		}
+		o.allowedSigners = cfg.Journal.AllowedSigners
+	}
 	if o.allowedSigners != "" {
 		fh, err := os.Open(o.allowedSigners)
 		if err != nil {

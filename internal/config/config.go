@@ -56,6 +56,9 @@ type Journal struct {
 	// the ssh-agent key to sign with; "none" disables signing. Unset, the
 	// first ssh-agent key signs, if there is an agent.
 	SigningKey string `yaml:"signing-key"`
+	// AllowedSigners is the allowed_signers file journal verify checks
+	// signatures against by default.
+	AllowedSigners string `yaml:"allowed-signers"`
 }
 
 // Service says which query pack answers for a service, and optionally which
@@ -213,6 +216,7 @@ func (r *Resolved) expandHome(home string) {
 	expand(&r.Prometheus.BearerTokenFile)
 	expand(&r.Redis.PasswordFile)
 	expand(&r.Journal.SigningKey)
+	expand(&r.Journal.AllowedSigners)
 	if r.Prometheus.BasicAuth != nil {
 		ba := *r.Prometheus.BasicAuth
 		expand(&ba.PasswordFile)
