@@ -45,7 +45,7 @@ func (s *sshSigner) PublicKey() ssh.PublicKey { return s.key.PublicKey() }
 func (s *sshSigner) Sign(message []byte) (string, error) {
 	sig, err := sshsig.Sign(bytes.NewReader(message), s.key, sshsig.HashSHA512, Namespace)
 	if err != nil {
-		return "", fmt.Errorf("sign journal entry with %s: %w", s.desc, err)
+		return "", fmt.Errorf("sign journal entry with %s: %w (nothing was written; to act unsigned, on the record as unsigned: --signing-key none)", s.desc, err)
 	}
 	return armor(sig.Marshal()), nil
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -151,6 +152,13 @@ func storedForm(t testing.TB, e Entry) []byte {
 // startAgent runs a real ssh-agent in the foreground on a socket in dir,
 // loaded with keys; it is stopped when the test ends.
 func startAgent(t testing.TB, dir string, keys ...string) string {
+	sock, _ := startStoppableAgent(t, dir, keys...)
+	return sock
+}
+
+// startStoppableAgent is startAgent, also returning a func that stops the
+// agent early.
+func startStoppableAgent(t testing.TB, dir string, keys ...string) (string, func()) {
 	t.Helper()
 	agentBin, err := exec.LookPath("ssh-agent")
 	if err != nil {
@@ -161,7 +169,9 @@ func startAgent(t testing.TB, dir string, keys ...string) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	var once sync.Once
+	stop := func() { once.Do(func() { cmd.Process.Kill(); cmd.Wait() }) }
+	t.Cleanup(stop)
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if _, err := os.Stat(sock); err == nil {
 			break
@@ -177,7 +187,7 @@ func startAgent(t testing.TB, dir string, keys ...string) string {
 			t.Fatalf("ssh-add: %v\n%s", err, out)
 		}
 	}
-	return sock
+	return sock, stop
 }
 
 func TestSignWithSSHAgent(t *testing.T) {
@@ -214,6 +224,24 @@ func TestSignWithSSHAgent(t *testing.T) {
 	}
 	if s, err := LoadSigner(SigningKeyNone, env); s != nil || err != nil {
 		t.Fatalf("none: %v %v", s, err)
+	}
+}
+
+// TestAgentGoneSaysHowToActUnsigned: an agent that dies mid-incident fails
+// the write with a way out, rather than writing unsigned behind the
+// responder's back.
+func TestAgentGoneSaysHowToActUnsigned(t *testing.T) {
+	dir := t.TempDir()
+	alice := newKey(t, dir, "alice", "ed25519")
+	sock, stop := startStoppableAgent(t, dir, alice.path)
+	s, err := LoadSigner(alice.path+".pub", func(k string) string { return map[string]string{"SSH_AUTH_SOCK": sock}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	_, _, err = scriptedIncident()[0].SealWith("", s)
+	if err == nil || !strings.Contains(err.Error(), "--signing-key none") {
+		t.Fatalf("signing with a dead agent: %v", err)
 	}
 }
 
