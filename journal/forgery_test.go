@@ -104,6 +104,13 @@ func TestSignedJournalOnRedis(t *testing.T) {
 		if err != nil || !rep.OK() || rep.Verified != n || rep.BySigner["stormctl (expiry) signed by bob@example.com,bob"] != 1 {
 			t.Fatalf("%v %+v", err, rep)
 		}
+		// Per entry, for renderers: who vouches for each, in order.
+		var signers []string
+		o := strict
+		o.OnEntry = func(r EntryResult) { signers = append(signers, r.Status+":"+r.Signer) }
+		if _, err := Check(records(w.lines), o); err != nil || len(signers) != n || signers[0] != "verified:alice" || signers[9] != "verified:stormctl (expiry) signed by bob@example.com,bob" {
+			t.Fatalf("%v %q", err, signers)
+		}
 		got := strings.Join(rep.Proven, "\n")
 		for _, want := range []string{"chain intact: 11 entries", "11 of 11 entries signed by allowed signers", "alice 6, bob 3, carol 1, stormctl (expiry) signed by bob@example.com,bob 1",
 			"checkpoint of 2024-05-01T12:20:00Z (11 entries", "signed by an allowed signer alice) matched"} {
@@ -120,8 +127,14 @@ func TestSignedJournalOnRedis(t *testing.T) {
 		if _, err := Verify(s.Range(ctx, "-", "+"), ""); err != nil {
 			t.Fatalf("the chain alone should not catch it: %v", err)
 		}
-		rep, err := Check(s.Range(ctx, "-", "+"), strict)
+		var last EntryResult
+		o := strict
+		o.OnEntry = func(r EntryResult) { last = r }
+		rep, err := Check(s.Range(ctx, "-", "+"), o)
 		wantVerifyError(t, err, n+1, `unsigned entry by "alice"`)
+		if last.Index != n+1 || last.Status != ProblemUnsigned || last.Entry.ID != "F1" {
+			t.Fatalf("last entry result: %+v", last)
+		}
 		if rep.Unsigned != 1 || rep.Verified != n {
 			t.Fatalf("%+v", rep)
 		}

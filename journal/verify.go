@@ -53,7 +53,33 @@ type VerifyOptions struct {
 	// its count. A checkpoint at the end of the records (an export) is
 	// checked too.
 	Checkpoints []SourcedCheckpoint
+	// OnEntry, if set, is called with each entry that passed the chain
+	// check and what its signature proved, in order, so that a renderer
+	// (the HTML report) can show it beside the entry while streaming.
+	OnEntry func(EntryResult)
 }
+
+// EntryResult is what Check established about one entry's signature.
+type EntryResult struct {
+	Index int
+	Pos   string
+	Entry Entry
+	// Status is StatusVerified, StatusSigned, StatusUnsigned or a problem
+	// (ProblemUnsigned under RequireSignatures, ProblemBadSignature,
+	// ProblemWrongSigner, with Detail).
+	Status string
+	// Signer vouches for the entry: its actor (or "stormctl (expiry)
+	// signed by …") when verified, the key fingerprint when only signed.
+	Signer string
+	Detail string
+}
+
+// Signature states of an entry that are not problems.
+const (
+	StatusVerified = "verified"
+	StatusSigned   = "signed, key not checked"
+	StatusUnsigned = "unsigned"
+)
 
 // SourcedCheckpoint is a checkpoint and where it was read.
 type SourcedCheckpoint struct {
@@ -144,28 +170,37 @@ func (c *checker) entry(rec Record) error {
 	if _, ok := c.seen[e.Hash]; ok {
 		c.seen[e.Hash] = n
 	}
-	c.signature(n, rec.Pos, e, canon)
+	res := c.signature(n, rec.Pos, e, canon)
+	if c.o.OnEntry != nil {
+		c.o.OnEntry(res)
+	}
 	return nil
 }
 
 // signature checks one entry's signature and records what it proves.
-func (c *checker) signature(n int, pos string, e Entry, canon []byte) {
+func (c *checker) signature(n int, pos string, e Entry, canon []byte) EntryResult {
+	res := EntryResult{Index: n, Pos: pos, Entry: e, Status: StatusUnsigned}
+	fail := func(kind, detail string) EntryResult {
+		res.Status, res.Detail = kind, detail
+		c.problem(EntryProblem{Index: n, Pos: pos, ID: e.ID, Actor: e.Actor, Problem: kind, Detail: detail})
+		return res
+	}
 	if e.Signature == "" {
 		c.rep.Unsigned++
 		if c.o.RequireSignatures {
-			c.problem(EntryProblem{Index: n, Pos: pos, ID: e.ID, Actor: e.Actor, Problem: ProblemUnsigned})
+			return fail(ProblemUnsigned, "")
 		}
-		return
+		return res
 	}
 	c.rep.Signed++
 	key, err := verifySignature(canon, e.Signature)
 	if err != nil {
-		c.problem(EntryProblem{Index: n, Pos: pos, ID: e.ID, Actor: e.Actor, Problem: ProblemBadSignature, Detail: err.Error()})
-		return
+		return fail(ProblemBadSignature, err.Error())
 	}
 	c.rep.addKey(key)
+	res.Status, res.Signer = StatusSigned, keyName(key)
 	if c.o.AllowedSigners == nil {
-		return
+		return res
 	}
 	signer := e.Actor
 	ok, why := c.o.AllowedSigners.Allows(key, e.Actor, e.Time)
@@ -178,11 +213,12 @@ func (c *checker) signature(n int, pos string, e Entry, canon []byte) {
 		}
 	}
 	if !ok {
-		c.problem(EntryProblem{Index: n, Pos: pos, ID: e.ID, Actor: e.Actor, Problem: ProblemWrongSigner, Detail: why})
-		return
+		return fail(ProblemWrongSigner, why)
 	}
 	c.rep.Verified++
 	c.rep.BySigner[signer]++
+	res.Status, res.Signer = StatusVerified, signer
+	return res
 }
 
 // maxProblems bounds the problems a report lists; all are counted.
