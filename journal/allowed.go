@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -52,7 +53,9 @@ func ParseAllowedSigners(r io.Reader, path string) (*AllowedSigners, error) {
 	a := &AllowedSigners{Path: path}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), maxAllowedLine)
-	for n := 1; sc.Scan(); n++ {
+	n := 0
+	for sc.Scan() {
+		n++
 		s, col, err := parseAllowedLine(sc.Text())
 		if err != nil {
 			return nil, fmt.Errorf("%s:%d:%d: %s", path, n, col, err)
@@ -63,6 +66,9 @@ func ParseAllowedSigners(r io.Reader, path string) (*AllowedSigners, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, fmt.Errorf("%s:%d:1: line longer than %d bytes", path, n+1, maxAllowedLine)
+		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return a, nil

@@ -3,6 +3,7 @@ package journal
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -210,6 +211,25 @@ func TestSignedJournalOnRedis(t *testing.T) {
 		_, err = Check(records(w.lines), VerifyOptions{Checkpoints: []SourcedCheckpoint{{Source: "cp", Checkpoint: bad}}})
 		wantVerifyError(t, err, 3, "bad signature")
 	})
+}
+
+// TestFreshKeysProveNothing: anyone can sign each forged entry with a new
+// key; without allowed_signers the report says so, and stays bounded.
+func TestFreshKeysProveNothing(t *testing.T) {
+	dir := t.TempDir()
+	prev, lines := "", [][]byte(nil)
+	for i := range maxKeys + 5 {
+		k := newKey(t, dir, "k"+strconv.Itoa(i), "ed25519")
+		sealed, stored, err := Entry{ID: "F" + strconv.Itoa(i), Time: at(i, 0), Event: Note, Actor: "alice"}.SealWith(prev, k.signer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev, lines = sealed.Hash, append(lines, stored)
+	}
+	rep, err := Check(records(lines), VerifyOptions{})
+	if err != nil || rep.KeyCount != maxKeys+5 || len(rep.Keys) != maxKeys || !strings.Contains(rep.Proven[1], "by 25 keys (first: SHA256:") || !strings.Contains(rep.Proven[1], "who holds the keys is unproven") {
+		t.Fatalf("%v %d %q", err, rep.KeyCount, rep.Proven)
+	}
 }
 
 func TestExportEndsWithSignedCheckpoint(t *testing.T) {
