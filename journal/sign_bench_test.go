@@ -26,12 +26,16 @@ func BenchmarkSeal(b *testing.B) {
 		signer Signer
 	}{{"unsigned", nil}, {"ed25519-file", ed.signer}, {"rsa3072-file", rsa.signer}, {"ed25519-agent", agentSigner}} {
 		b.Run(tc.name, func(b *testing.B) {
+			var size int
 			start := time.Now()
 			for b.Loop() {
-				if _, _, err := e.SealWith(prev, tc.signer); err != nil {
+				_, stored, err := e.SealWith(prev, tc.signer)
+				if err != nil {
 					b.Fatal(err)
 				}
+				size = len(stored)
 			}
+			b.ReportMetric(float64(size), "B-stored")
 			per := float64(time.Since(start).Nanoseconds()) / float64(b.N)
 			if tc.signer == nil {
 				base = per
