@@ -182,7 +182,7 @@ func runJournalCheckpoint(ctx context.Context, f *Factory, o *journalCheckpointO
 	if err := writeFileAtomic(o.out, line); err != nil {
 		return fmt.Errorf("journal checkpoint: %w", err)
 	}
-	fmt.Fprintf(f.IO.ErrOut, "checkpoint of %d entries (head %.12s) signed by %s with %s written to %s\n",
+	fmt.Fprintf(f.IO.ErrOut, "checkpoint of %d entries (head %.12s) signed by %q with %s written to %s\n",
 		cp.Count, cp.Head, cfg.Actor, journal.KeyFingerprint(signer.PublicKey()), o.out)
 	return nil
 }
