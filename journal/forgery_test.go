@@ -202,6 +202,26 @@ func TestSignedJournalOnRedis(t *testing.T) {
 		wantVerifyError(t, err, n, "the journal up to there was rewritten")
 	})
 
+	t.Run("unsigned checkpoint", func(t *testing.T) {
+		plain, _ := NewCheckpoint(head, n, at(20, 0), "alice", nil)
+		cps := []SourcedCheckpoint{{Source: "cp", Checkpoint: plain}}
+		rep, err := Check(records(w.lines), VerifyOptions{AllowedSigners: w.allowed, Checkpoints: cps})
+		if err != nil || !strings.Contains(rep.Proven[2], "as far as the checkpoint file itself can be trusted") {
+			t.Fatalf("%v %q", err, rep.Proven)
+		}
+		_, err = Check(records(w.lines), VerifyOptions{AllowedSigners: w.allowed, RequireSignatures: true, Checkpoints: cps})
+		wantVerifyError(t, err, n, "checkpoint of 2024-05-01T12:20:00Z: unsigned")
+	})
+
+	t.Run("re-sealing drops a signature", func(t *testing.T) {
+		// A signature of the entry at its old place must not survive a move.
+		e := w.entries[3]
+		moved, stored, err := e.Seal("0000")
+		if err != nil || moved.Signature != "" || strings.Contains(string(stored), "signature") {
+			t.Fatalf("%v %s", err, stored)
+		}
+	})
+
 	t.Run("checkpoint signed by another actor's key", func(t *testing.T) {
 		bad, _ := NewCheckpoint(head, n, at(20, 0), "alice", w.keys["eve"].signer)
 		_, err := Check(stream(t, c, "cp-eve", w.lines).Range(ctx, "-", "+"),
