@@ -135,6 +135,14 @@ func TestSignaturesInteropWithSSHKeygen(t *testing.T) {
 			if !bytes.Equal(stored, storedForm(t, sealed)) && typ == "ed25519" {
 				t.Fatalf("stored forms differ")
 			}
+			// A checkpoint signed by hand with ssh-keygen is accepted too.
+			cp, _ := NewCheckpoint(sealed.Hash, 1, t0, "alice", nil)
+			cp.Signature = keygenSign(t, alice.path, dir, cp.Canonical())
+			rep, err = Check(records([][]byte{line}), VerifyOptions{AllowedSigners: signers, RequireSignatures: true,
+				Checkpoints: []SourcedCheckpoint{{Source: "by hand", Checkpoint: cp}}})
+			if err != nil || rep.Checkpoints[0].Signature != SigValid {
+				t.Fatalf("ssh-keygen's checkpoint signature: %v %+v", err, rep.Checkpoints)
+			}
 		})
 	}
 }

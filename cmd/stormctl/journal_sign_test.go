@@ -171,11 +171,14 @@ func TestVerifyOneEntryWithSSHKeygen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile("(?s)<!-- verify-one-entry[^>]*-->\n```sh\n(.*?)```").FindSubmatch(doc)
-	if m == nil {
-		t.Fatal("the verify-one-entry block is missing from docs/journal-signatures.md")
+	block := func(name string) string {
+		m := regexp.MustCompile("(?s)<!-- " + name + "[^>]*-->\n```sh\n(.*?)```").FindSubmatch(doc)
+		if m == nil {
+			t.Fatalf("the %s block is missing from docs/journal-signatures.md", name)
+		}
+		return string(m[1])
 	}
-	script := string(m[1])
+	script, checkpoint := block("verify-one-entry"), block("verify-checkpoint")
 	e := newSignedEnv(t)
 	if _, errOut, code := e.as("alice", "alice", append([]string{"retries", "off", "checkout->payments"}, applyArgs...)...); code != 0 {
 		t.Fatal(errOut)
@@ -185,15 +188,19 @@ func TestVerifyOneEntryWithSSHKeygen(t *testing.T) {
 	if _, errOut, code := e.as("alice", "alice", "journal", "export", "--format", "jsonl", "--out", export); code != 0 {
 		t.Fatal(errOut)
 	}
-	run := func() (string, error) {
+	run := func(script string) (string, error) {
 		cmd := exec.Command("bash", "-euo", "pipefail", "-c", script)
 		cmd.Dir = e.dir
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	out, err := run()
+	out, err := run(script)
 	if err != nil || !strings.Contains(out, "hash matches") || !strings.Contains(out, `Good "stormctl-journal" signature for bob`) {
 		t.Fatalf("documented verification of entry 2: %v\n%s", err, out)
+	}
+	out, err = run(checkpoint)
+	if err != nil || !strings.Contains(out, `Good "stormctl-journal" signature for alice`) || !strings.Contains(out, "2 entries, head ") {
+		t.Fatalf("documented verification of the export's checkpoint: %v\n%s", err, out)
 	}
 	data, _ := os.ReadFile(export)
 	edited := strings.Replace(string(data), `storm \u003cb\u003e`, `calm \u003cb\u003e`, 1)
@@ -201,7 +208,11 @@ func TestVerifyOneEntryWithSSHKeygen(t *testing.T) {
 		t.Fatalf("the title is not in the export as expected:\n%s", data)
 	}
 	os.WriteFile(export, []byte(edited), 0o600)
-	if out, err := run(); err == nil {
+	if out, err := run(script); err == nil {
 		t.Fatalf("an edited entry verified:\n%s", out)
+	}
+	os.WriteFile(export, []byte(strings.Replace(edited, `"count":2,`, `"count":1,`, 1)), 0o600)
+	if out, err := run(checkpoint); err == nil {
+		t.Fatalf("an edited checkpoint verified:\n%s", out)
 	}
 }
