@@ -173,7 +173,7 @@ func (t *tally) write(w io.Writer, format Format, o ExportOptions) error {
 	}
 	signed := "unsigned"
 	if cp.Signature != "" {
-		signed = "signed by " + cp.Actor
+		signed = "signed by " + clean(cp.Actor)
 	}
 	read := "an empty journal"
 	if cp.Count > 0 {
