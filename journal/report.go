@@ -166,7 +166,7 @@ func (r *Report) proven() []string {
 		s := fmt.Sprintf("chain intact: %d entries linked by SHA-256 from the first to head %.12s", r.Entries, r.Head)
 		switch {
 		case r.HeadReached:
-			s += ", reaching the control plane's head"
+			s += ", reaching the control plane's head (which is in Redis too: only signatures and checkpoints hold against its writers)"
 		case r.HeadExpected != "":
 			s += fmt.Sprintf(", but not reaching the head %.12s: entries were cut from the end", r.HeadExpected)
 		}

@@ -90,6 +90,10 @@ func TestSignedJournalCLI(t *testing.T) {
 		t.Fatalf("verify: %s", out)
 	}
 
+	if _, errOut, code := e.as("carol", "", "journal", "verify", "--require-signatures"); code != exit.Usage || !strings.Contains(errOut, "needs --allowed-signers") {
+		t.Fatalf("--require-signatures alone: %d %s", code, errOut)
+	}
+
 	// journal.allowed-signers in the context is verify's default.
 	cfg, _ := os.ReadFile(e.env["STORMCTL_CONFIG"])
 	os.WriteFile(e.env["STORMCTL_CONFIG"], append(cfg, "    journal: {allowed-signers: "+e.allowed+"}\n"...), 0o600)

@@ -75,6 +75,11 @@ func runJournalVerify(ctx context.Context, f *Factory, o *journalVerifyOptions) 
 		}
 		o.allowedSigners = cfg.Journal.AllowedSigners
 	}
+	if o.requireSignatures && o.allowedSigners == "" {
+		// Anyone can sign with a fresh key: requiring signatures proves
+		// something only against a list of whose keys count.
+		return exit.NewUsage(errors.New("--require-signatures needs --allowed-signers (or journal.allowed-signers in the context): without it any key's signature would pass"))
+	}
 	if o.allowedSigners != "" {
 		fh, err := os.Open(o.allowedSigners)
 		if err != nil {
