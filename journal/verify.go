@@ -47,7 +47,8 @@ type VerifyOptions struct {
 	// AllowedSigners, if set, checks each signature's key against it: the
 	// entry's actor must be a principal of the key.
 	AllowedSigners *AllowedSigners
-	// RequireSignatures fails on any unsigned entry or checkpoint.
+	// RequireSignatures fails on any unsigned entry or checkpoint. Without
+	// AllowedSigners it proves little: anyone can sign with a fresh key.
 	RequireSignatures bool
 	// Checkpoints kept outside the journal; each must match the entry at
 	// its count. A checkpoint at the end of the records (an export) is
