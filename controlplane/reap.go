@@ -19,7 +19,7 @@ const reapBatch = 100
 
 // ReaperActor is the actor of action.expired entries: nobody acted, the
 // lever's TTL ran out.
-const ReaperActor = "stormctl (expiry)"
+const ReaperActor = journal.ExpiryActor
 
 // Reap journals every lever that expired by now and is not journaled yet
 // as action.expired at its true expiry time, and removes it from the index.
@@ -135,7 +135,7 @@ func (s *Store) expiryEntries(due []expired, head string) ([]journal.Entry, []an
 			e.Previous = state(x.lever)
 		}
 		s.stamp(&e)
-		sealed, stored, err := identify(e).Seal(prev)
+		sealed, stored, err := s.seal(identify(e), prev)
 		if err != nil {
 			return nil, nil, nil, err
 		}

@@ -66,7 +66,7 @@ func (s *Store) SwapRecord(ctx context.Context, collection, id, old, value strin
 	keys := []string{k.Records(collection), k.Journal(), k.JournalHead()}
 	head := s.headHint("")
 	for attempt := 0; attempt < maxAttempts; attempt++ {
-		sealed, stored, err := e.Seal(head)
+		sealed, stored, err := s.seal(e, head)
 		if err != nil {
 			return journal.Entry{}, fmt.Errorf("%s: %w", op, err)
 		}

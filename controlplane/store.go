@@ -23,8 +23,20 @@ type Store struct {
 	user         string // ACL WHOAMI at Open
 	aclSupported bool
 
+	// signer signs every entry this store writes; nil writes unsigned.
+	signer journal.Signer
+
 	mu   sync.Mutex
 	head string // last journal head seen, a hint that saves a read
+}
+
+// SetSigner makes the store sign every journal entry it writes with signer
+// (nil: unsigned). Call it before the first write.
+func (s *Store) SetSigner(signer journal.Signer) { s.signer = signer }
+
+// seal chains e after prev and signs it with the store's key.
+func (s *Store) seal(e journal.Entry, prev string) (journal.Entry, []byte, error) {
+	return e.SealWith(prev, s.signer)
 }
 
 // Open connects to the control plane described by cfg and asks the server

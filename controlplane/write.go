@@ -194,7 +194,7 @@ func (s *Store) commit(ctx context.Context, w write) (Result, error) {
 	}
 	head := s.headHint(w.head)
 	for attempt := 0; attempt < maxAttempts; attempt++ {
-		sealed, stored, err := w.entry.Seal(head)
+		sealed, stored, err := s.seal(w.entry, head)
 		if err != nil {
 			return Result{}, fmt.Errorf("%s: %w", w.op, err)
 		}
@@ -304,7 +304,7 @@ func (s *Store) appendEntry(ctx context.Context, e journal.Entry, once bool) (jo
 	keys := []string{s.keys.Journal(), s.keys.JournalHead(), s.keys.Synced()}
 	head := s.headHint("")
 	for attempt := 0; attempt < maxAttempts; attempt++ {
-		sealed, stored, err := e.Seal(head)
+		sealed, stored, err := s.seal(e, head)
 		if err != nil {
 			return journal.Entry{}, false, fmt.Errorf("%s: %w", op, err)
 		}

@@ -6,8 +6,6 @@ package journal
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,7 +51,8 @@ const NoACLNote = "server has no ACL support; declared actor only"
 // absent; Hash is hex(SHA-256(canonical form)). PrevHash is the Hash of the
 // entry before it in the chain ("" for the first), so editing, deleting,
 // reordering or inserting an entry breaks a hash or a link. The stored form
-// is the same marshalling with Hash filled in.
+// is the same marshalling with Hash filled in, and Signature when the
+// writer signed it: an SSHSIG signature of the canonical form (SealWith).
 type Entry struct {
 	ID              string      `json:"id"`
 	Time            time.Time   `json:"time"`
@@ -83,6 +82,9 @@ type Entry struct {
 	Offline  bool   `json:"offline,omitempty"`
 	PrevHash string `json:"prev_hash"`
 	Hash     string `json:"hash,omitempty"`
+	// Signature is the armored SSHSIG signature (namespace stormctl-journal)
+	// of the canonical form by the writer's key; "" when unsigned.
+	Signature string `json:"signature,omitempty"`
 }
 
 // Evidence is one saved-query result that supported (or failed to support)
@@ -133,19 +135,20 @@ func (d Duration) String() string {
 // NewID returns a new entry or action id: a ULID, sortable by creation time.
 func NewID() string { return ulid.Make().String() }
 
-// Canonical returns the entry's canonical JSON: the entry with Hash empty.
+// Canonical returns the entry's canonical JSON: the entry with Hash and
+// Signature empty. It is what the hash and the signature are computed over.
 func (e Entry) Canonical() ([]byte, error) {
 	for _, ev := range e.Evidence {
 		if math.IsNaN(ev.Value) || math.IsInf(ev.Value, 0) {
 			return nil, fmt.Errorf("journal entry %s: evidence %q has non-finite value %v", e.ID, ev.Query, ev.Value)
 		}
 	}
-	e.Hash = ""
+	e.Hash, e.Signature = "", ""
 	return json.Marshal(e)
 }
 
 // Seal fills in defaults (ID, Time in UTC), links the entry to prev and sets
-// its Hash. It returns the sealed entry and its stored form.
+// its Hash, unsigned (SealWith signs). It returns the sealed entry and its stored form.
 func (e Entry) Seal(prev string) (Entry, []byte, error) {
 	if e.ID == "" {
 		e.ID = NewID()
@@ -154,13 +157,13 @@ func (e Entry) Seal(prev string) (Entry, []byte, error) {
 		e.Time = time.Now()
 	}
 	e.Time = e.Time.UTC()
-	e.PrevHash = prev
+	// A signature of the entry at another place in the chain is void.
+	e.PrevHash, e.Signature = prev, ""
 	canon, err := e.Canonical()
 	if err != nil {
 		return Entry{}, nil, err
 	}
-	sum := sha256.Sum256(canon)
-	e.Hash = hex.EncodeToString(sum[:])
+	e.Hash = hashOf(canon)
 	stored, err := json.Marshal(e)
 	return e, stored, err
 }
@@ -171,31 +174,36 @@ var errNotCanonical = errors.New("not in canonical form")
 
 // Parse decodes a stored entry strictly and checks its own hash: unknown
 // fields, a non-canonical encoding or a hash that does not match its
-// content are errors. Chain links are checked by Verify.
+// content are errors. Chain links and signatures are checked by Check.
 func Parse(data []byte) (Entry, error) {
+	e, _, err := parse(data)
+	return e, err
+}
+
+// parse is Parse, also returning the canonical form (the signed bytes).
+func parse(data []byte) (Entry, []byte, error) {
 	var e Entry
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&e); err != nil {
-		return Entry{}, fmt.Errorf("decode entry: %w", err)
+		return Entry{}, nil, fmt.Errorf("decode entry: %w", err)
 	}
 	if dec.More() {
-		return Entry{}, fmt.Errorf("decode entry: trailing data")
+		return Entry{}, nil, fmt.Errorf("decode entry: trailing data")
 	}
 	again, err := json.Marshal(e)
 	if err != nil {
-		return Entry{}, fmt.Errorf("entry %s: %w", e.ID, err)
+		return Entry{}, nil, fmt.Errorf("entry %s: %w", e.ID, err)
 	}
 	if !bytes.Equal(again, bytes.TrimSpace(data)) {
-		return e, fmt.Errorf("entry %s: %w", e.ID, errNotCanonical)
+		return e, nil, fmt.Errorf("entry %s: %w", e.ID, errNotCanonical)
 	}
 	canon, err := e.Canonical()
 	if err != nil {
-		return e, err
+		return e, nil, err
 	}
-	sum := sha256.Sum256(canon)
-	if got := hex.EncodeToString(sum[:]); got != e.Hash {
-		return e, fmt.Errorf("entry %s: hash %.12s… does not match its content (%.12s…)", e.ID, e.Hash, got)
+	if got := hashOf(canon); got != e.Hash {
+		return e, nil, fmt.Errorf("entry %s: hash %.12s… does not match its content (%.12s…)", e.ID, e.Hash, got)
 	}
-	return e, nil
+	return e, canon, nil
 }

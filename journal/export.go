@@ -2,6 +2,7 @@ package journal
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -65,28 +66,129 @@ func ParseTime(s string, now time.Time) (time.Time, error) {
 
 // Export writes the records that pass f in format, streaming: memory does
 // not grow with the journal, except for HTML, which holds the entries it
-// shows (and draws no charts here: see BuildReport and WriteHTML). It
+// shows (and draws no charts here: see BuildReport and WriteHTML). It ends
+// with an unsigned checkpoint of the journal read (ExportWith signs it) and
 // returns how many entries it wrote.
 func Export(w io.Writer, format Format, recs iter.Seq2[Record, error], f Filter) (int, error) {
+	return ExportWith(w, format, recs, ExportOptions{Filter: f})
+}
+
+// ExportOptions configure ExportWith.
+type ExportOptions struct {
+	Filter Filter
+	// Signer signs the closing checkpoint as Actor; nil leaves it unsigned.
+	Signer Signer
+	Actor  string
+	// Now is the checkpoint's time; nil is time.Now.
+	Now func() time.Time
+}
+
+// ExportWith writes the records that pass o.Filter in format, then the
+// checkpoint of the journal read — every record read, exported or filtered
+// out, so that `journal verify --checkpoint` of the export detects anything
+// later cut from or rewritten in the journal up to it. A checkpoint already
+// in the records (an export being re-exported) is dropped for the new one.
+func ExportWith(w io.Writer, format Format, recs iter.Seq2[Record, error], o ExportOptions) (int, error) {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	var n int
 	var err error
+	t := &tally{}
+	recs = t.count(recs)
 	switch format {
 	case JSONL:
-		n, err = exportJSONL(bw, recs, f)
+		n, err = exportJSONL(bw, recs, o.Filter)
 	case CSV:
-		n, err = exportCSV(bw, Entries(recs), f)
+		n, err = exportCSV(bw, Entries(recs), o.Filter, t, o)
 	case Markdown:
-		n, err = exportMarkdown(bw, Entries(recs), f)
+		n, err = exportMarkdown(bw, Entries(recs), o.Filter)
 	case HTML:
-		n, err = exportHTML(bw, recs, f)
+		n, err = exportHTML(bw, recs, o.Filter)
 	default:
 		_, err = ParseFormat(string(format))
+	}
+	// CSV writes its checkpoint as a row; HTML shows it in its proof.
+	if err == nil && format != CSV && format != HTML {
+		err = t.write(bw, format, o)
 	}
 	if ferr := bw.Flush(); err == nil {
 		err = ferr
 	}
 	return n, err
+}
+
+// tally counts the entries read and remembers the last hash.
+type tally struct {
+	n    int
+	head string
+}
+
+// count passes the entry records through, counting them, and drops
+// checkpoint records.
+func (t *tally) count(recs iter.Seq2[Record, error]) iter.Seq2[Record, error] {
+	return func(yield func(Record, error) bool) {
+		for rec, err := range recs {
+			if err == nil && IsCheckpoint(rec.Data) {
+				continue
+			}
+			if err == nil {
+				t.n++
+				t.head = storedHash(rec.Data)
+			}
+			if !yield(rec, err) {
+				return
+			}
+		}
+	}
+}
+
+// hashField precedes the hash in a stored entry. Inside a JSON string a
+// quote is escaped, so the last occurrence is the field itself.
+var hashField = []byte(`,"hash":"`)
+
+// storedHash is the hash field of a stored entry, without decoding it.
+func storedHash(data []byte) string {
+	i := bytes.LastIndex(data, hashField)
+	if i < 0 {
+		return ""
+	}
+	rest := data[i+len(hashField):]
+	if j := bytes.IndexByte(rest, '"'); j >= 0 {
+		return string(rest[:j])
+	}
+	return ""
+}
+
+// checkpoint makes the closing checkpoint of what was read.
+func (t *tally) checkpoint(o ExportOptions) (Checkpoint, error) {
+	now := time.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	return NewCheckpoint(t.head, t.n, now(), o.Actor, o.Signer)
+}
+
+// write ends a JSON Lines or Markdown export with its checkpoint.
+func (t *tally) write(w io.Writer, format Format, o ExportOptions) error {
+	cp, err := t.checkpoint(o)
+	if err != nil {
+		return err
+	}
+	if format == JSONL {
+		_, err = fmt.Fprintf(w, "%s\n", cp.JSON())
+		return err
+	}
+	signed := "unsigned"
+	if cp.Signature != "" {
+		signed = "signed by " + clean(cp.Actor)
+	}
+	read := "an empty journal"
+	if cp.Count > 0 {
+		read = fmt.Sprintf("a journal of %d entries ending at `%.12s`", cp.Count, cp.Head)
+	}
+	_, err = fmt.Fprintf(w, "\n## Checkpoint\n\nExported from %s, at %s UTC (%s). "+
+		"Keep this file: `stormctl journal verify --checkpoint FILE` then detects any entry up to there cut or rewritten.\n\n```json\n%s\n```\n",
+		read, cp.Time.UTC().Format(mdTime), signed, cp.JSON())
+	return err
 }
 
 // exportJSONL copies the stored records unchanged, so an unfiltered export
@@ -122,7 +224,7 @@ var csvHeader = []string{"id", "time", "event", "actor", "redis_user", "incident
 	"playbook_version", "action_id", "kind", "target", "value", "ttl", "reason", "forced", "evidence",
 	"previous", "new", "outcome", "error", "offline", "prev_hash", "hash"}
 
-func exportCSV(w io.Writer, entries iter.Seq2[Entry, error], f Filter) (int, error) {
+func exportCSV(w io.Writer, entries iter.Seq2[Entry, error], f Filter, t *tally, o ExportOptions) (int, error) {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(csvHeader); err != nil {
 		return 0, err
@@ -138,6 +240,16 @@ func exportCSV(w io.Writer, entries iter.Seq2[Entry, error], f Filter) (int, err
 			e.Outcome, e.Error, strconv.FormatBool(e.Offline), e.PrevHash, e.Hash})
 	})
 	if err != nil {
+		return n, err
+	}
+	// The last row is the checkpoint, its JSON in the value column.
+	cp, err := t.checkpoint(o)
+	if err != nil {
+		return n, err
+	}
+	row := make([]string, len(csvHeader))
+	row[0], row[1], row[2], row[3], row[12], row[23] = "checkpoint", cp.Time.Format(time.RFC3339), checkpointEvent, cp.Actor, string(cp.JSON()), cp.Head
+	if err := cw.Write(row); err != nil {
 		return n, err
 	}
 	cw.Flush()

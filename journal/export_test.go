@@ -34,7 +34,8 @@ func export(t *testing.T, format Format, f Filter) []byte {
 	t.Helper()
 	lines := chain(t, scriptedIncident())
 	var buf bytes.Buffer
-	if _, err := Export(&buf, format, ReadRecords(bytes.NewReader(jsonl(lines)), "incident.jsonl"), f); err != nil {
+	opts := ExportOptions{Filter: f, Now: func() time.Time { return at(20, 0) }}
+	if _, err := ExportWith(&buf, format, ReadRecords(bytes.NewReader(jsonl(lines)), "incident.jsonl"), opts); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -51,13 +52,43 @@ func TestExportGolden(t *testing.T) {
 	}
 }
 
+// TestEveryExportServesAsCheckpoint reads the closing checkpoint back
+// from an export in each format, as journal verify --checkpoint does.
+func TestEveryExportServesAsCheckpoint(t *testing.T) {
+	head := mustParse(t, chain(t, scriptedIncident())[10]).Hash
+	for _, format := range []Format{Markdown, CSV, JSONL} {
+		path := filepath.Join(t.TempDir(), "export."+string(format))
+		if err := os.WriteFile(path, export(t, format, Filter{Actor: "bob"}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cp, err := ReadCheckpoint(path)
+		if err != nil || cp.Count != 11 || cp.Head != head || !cp.Time.Equal(at(20, 0)) {
+			t.Errorf("%s: %+v %v", format, cp, err)
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "bad.checkpoint")
+	os.WriteFile(bad, []byte("\n{\"checkpoint\":1,\"head\":5}\n"), 0o600)
+	if _, err := ReadCheckpoint(bad); err == nil || !strings.HasPrefix(err.Error(), bad+":2:24: ") {
+		t.Fatalf("malformed checkpoint: %v", err)
+	}
+	var empty bytes.Buffer
+	if _, err := Export(&empty, Markdown, records(nil), Filter{}); err != nil || !strings.Contains(empty.String(), "Exported from an empty journal") {
+		t.Fatalf("empty: %v %s", err, empty.String())
+	}
+}
+
 func TestExportCSVReadsBack(t *testing.T) {
 	rows, err := csv.NewReader(bytes.NewReader(export(t, CSV, Filter{}))).ReadAll()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 12 || strings.Join(rows[0], ",") != strings.Join(csvHeader, ",") {
+	if len(rows) != 13 || strings.Join(rows[0], ",") != strings.Join(csvHeader, ",") {
 		t.Fatalf("%d rows, header %v", len(rows), rows[0])
+	}
+	// The last row is the checkpoint of the 11 entries.
+	cp, err := ParseCheckpoint([]byte(rows[12][12]))
+	if rows[12][2] != checkpointEvent || err != nil || cp.Count != 11 || cp.Head != rows[11][23] {
+		t.Fatalf("checkpoint row %q: %v", rows[12], err)
 	}
 	note := rows[8]
 	if note[2] != "note" || note[14] != "payments recovering\nerror rate 2%" {
@@ -81,8 +112,13 @@ func TestExportFilters(t *testing.T) {
 		lines := chain(t, scriptedIncident())
 		var buf bytes.Buffer
 		n, err := Export(&buf, JSONL, records(lines), tc.f)
-		if err != nil || n != tc.want || strings.Count(buf.String(), "\n") != tc.want {
+		if err != nil || n != tc.want || strings.Count(buf.String(), "\n") != tc.want+1 {
 			t.Errorf("%s: %d entries (%v), want %d", name, n, err, tc.want)
+		}
+		// Filtered or not, the closing checkpoint is of the whole journal read.
+		last := bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n"))
+		if cp, err := ParseCheckpoint(last[len(last)-1]); err != nil || cp.Count != len(lines) || cp.Head != mustParse(t, lines[len(lines)-1]).Hash {
+			t.Errorf("%s: closing checkpoint %+v %v", name, cp, err)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/stormctl/stormctl/controlplane"
+	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/journal"
 )
 
@@ -36,10 +37,43 @@ func (f *Factory) Store(ctx context.Context) (*controlplane.Store, error) {
 			deps.err = err
 			return
 		}
+		signer, err := f.Signer()
+		if err != nil {
+			deps.err = err
+			return
+		}
 		quietRedisOnce.Do(func() { redis.SetLogger(quietLogger{}) })
 		deps.store, deps.err = controlplane.Open(ctx, cfg.Redis, f.getenv)
+		if deps.err == nil {
+			deps.store.SetSigner(signer)
+		}
 	})
 	return deps.store, deps.err
+}
+
+// signerDeps is the journal signing key of one run, loaded once.
+type signerDeps struct {
+	once   sync.Once
+	signer journal.Signer
+	err    error
+}
+
+// Signer loads the key that signs this run's journal entries and
+// checkpoints once; nil when none is configured and no ssh-agent key is
+// available. A configured key that cannot be used is a usage error, so
+// nothing is written unsigned by mistake.
+func (f *Factory) Signer() (journal.Signer, error) {
+	d := &f.sign
+	d.once.Do(func() {
+		cfg, err := f.Config()
+		if err != nil {
+			d.err = err
+			return
+		}
+		d.signer, err = journal.LoadSigner(cfg.Journal.SigningKey, f.getenv)
+		d.err = exit.NewUsage(err)
+	})
+	return d.signer, d.err
 }
 
 // PendingPath is the local journal file used while Redis is unreachable

@@ -24,10 +24,12 @@ func newJournalCmd(f *Factory) *cobra.Command {
 		Short: "The hash-chained record of every action: tail, export, verify, sync",
 		Long: `Every lever write, refusal, expiry, note and incident event is a journal entry,
 chained by SHA-256 so that editing, removing, reordering or inserting an entry is
-detected by "journal verify". Entries made while Redis was unreachable wait in a
-local file until "journal sync".`,
+detected by "journal verify". Each entry is signed by its writer's SSH key
+(--signing-key, journal.signing-key in the context, or ssh-agent), and signed
+checkpoints kept outside Redis catch a cut tail. Entries made while Redis was
+unreachable wait in a local file until "journal sync".`,
 	}
-	cmd.AddCommand(newJournalTailCmd(f), newJournalExportCmd(f), newJournalVerifyCmd(f), newJournalSyncCmd(f))
+	cmd.AddCommand(newJournalTailCmd(f), newJournalExportCmd(f), newJournalVerifyCmd(f), newJournalCheckpointCmd(f), newJournalSyncCmd(f))
 	return cmd
 }
 

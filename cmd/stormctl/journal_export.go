@@ -40,6 +40,11 @@ func newJournalExportCmd(f *Factory) *cobra.Command {
          lever's lifetime, the timeline and the chain's proof. Without
          Prometheus (or with --no-charts) it says so in place of each chart.
 
+Every export ends with the checkpoint of the journal it read (head hash and
+count of every entry read, filtered out or not, and the time), signed with
+the journal signing key when there is one: keep the file, and
+"journal verify --checkpoint FILE" detects any later cut or rewrite up to it.
+
 --since and --until take RFC 3339 times, dates (UTC) or durations ago (90m).`,
 		Example: `  stormctl journal export --format html --incident INC-7 --out INC-7.html
   stormctl journal export --format md --incident INC-7 --out INC-7.md
@@ -101,7 +106,15 @@ func runJournalExport(ctx context.Context, f *Factory, o *journalExportOptions) 
 			}
 			return err
 		}
-		n, err = journal.Export(w, format, recs, flt)
+		signer, err := f.Signer()
+		if err != nil {
+			return err
+		}
+		cfg, err := f.Config()
+		if err != nil {
+			return err
+		}
+		n, err = journal.ExportWith(w, format, recs, journal.ExportOptions{Filter: flt, Signer: signer, Actor: cfg.Actor})
 		if err != nil {
 			return fmt.Errorf("journal export after %d entries: %w", n, err)
 		}
@@ -132,42 +145,6 @@ func writeOut(path string, stdout io.Writer, write func(io.Writer) error) error 
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
-}
-
-func newJournalVerifyCmd(f *Factory) *cobra.Command {
-	o := &journalSourceOptions{}
-	cmd := &cobra.Command{
-		Use:   "verify",
-		Short: "Check the hash chain: exit 4 naming the first edited, removed, moved or inserted entry",
-		Long: `Recompute every entry's SHA-256 and check that each links to the one before it
-and that the last is the control plane's journal head. An edited entry fails its
-hash; a removed, reordered or inserted one breaks a link. On failure it exits 4
-and names the first bad entry.
-
-With --file it checks a saved JSON Lines export (unfiltered); give --head to
-also catch entries removed from its end.`,
-		Args: usageArgs(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			recs, head, done, err := o.records(cmd.Context(), f)
-			if err != nil {
-				return err
-			}
-			defer done()
-			n, err := journal.Verify(recs, head)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(f.IO.Out, "journal verified: %d entries, chain intact", n)
-			if head != "" {
-				fmt.Fprintf(f.IO.Out, ", head %.12s", head)
-			}
-			fmt.Fprintln(f.IO.Out)
-			return nil
-		},
-	}
-	o.bind(cmd, "verify")
-	cmd.Flags().StringVar(&o.head, "head", "", "the hash the journal must end at (default: the control plane's head; none for --file)")
-	return cmd
 }
 
 func newJournalSyncCmd(f *Factory) *cobra.Command {

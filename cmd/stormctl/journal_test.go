@@ -46,7 +46,7 @@ func TestJournalTailExportVerify(t *testing.T) {
 	}
 	out, _, code = runCLI(t, offline, "journal", "export", "--format", "csv", "--file", saved, "--actor", "bob")
 	rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
-	if code != 0 || err != nil || len(rows) != 2 || rows[1][3] != "bob" {
+	if code != 0 || err != nil || len(rows) != 3 || rows[1][3] != "bob" || rows[2][2] != "journal.checkpoint" {
 		t.Fatalf("csv: %d %v %q", code, err, rows)
 	}
 	out, _, code = runCLI(t, offline, "journal", "export", "--file", saved, "--incident", "INC-7")

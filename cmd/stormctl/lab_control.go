@@ -38,6 +38,15 @@ func openLabControl(ctx context.Context, f *Factory) (*labControl, error) {
 		cp.close()
 		return nil, err
 	}
+	// The lab's journal is signed like any other, so that verify can be
+	// rehearsed on it.
+	signer, err := f.Signer()
+	if err != nil {
+		store.Close()
+		cp.close()
+		return nil, err
+	}
+	store.SetSigner(signer)
 	cp.store, cp.url = store, raw
 	if u, err := url.Parse(raw); err == nil {
 		cp.url = u.Redacted()

@@ -57,6 +57,7 @@ type Factory struct {
 
 	prom  promDeps
 	store storeDeps
+	sign  signerDeps
 }
 
 func newFactory(io *iostreams.IOStreams, getenv func(string) string) *Factory {
@@ -116,6 +117,7 @@ breakers forced open, autoscaling frozen, degraded mode, load shed.`,
 	pf.StringVar(&f.flags.PrometheusURL, "prometheus-url", "", "Prometheus HTTP API base URL (env STORMCTL_PROMETHEUS_URL)")
 	pf.StringVar(&f.flags.RedisURL, "redis-url", "", "control-plane Redis URL, redis:// or rediss:// (env STORMCTL_REDIS_URL)")
 	pf.StringVar(&f.flags.Actor, "actor", "", "who is acting, for the journal (env STORMCTL_ACTOR, default $USER)")
+	pf.StringVar(&f.flags.SigningKey, "signing-key", "", "SSH key that signs journal entries: private key, or .pub of an ssh-agent key; none to not sign (env STORMCTL_SIGNING_KEY, config journal.signing-key, default: first ssh-agent key)")
 	pf.StringVarP(&f.flags.output, "output", "o", "", "output format: table, json or yaml")
 	pf.StringVar(&f.flags.configPath, "config", "", "config file (env STORMCTL_CONFIG, default $XDG_CONFIG_HOME/stormctl/config.yaml)")
 	pf.StringArrayVar(&f.flags.queriesDirs, "queries", nil, "extra directory of saved-query YAML files (repeatable; config: queries-dirs)")

@@ -24,6 +24,7 @@ const (
 	EnvPrometheus = "STORMCTL_PROMETHEUS_URL"
 	EnvRedis      = "STORMCTL_REDIS_URL"
 	EnvActor      = "STORMCTL_ACTOR"
+	EnvSigningKey = "STORMCTL_SIGNING_KEY"
 )
 
 // File is the whole config file.
@@ -49,6 +50,18 @@ type Context struct {
 	Inventory Inventory           `yaml:"inventory"`
 	Policy    Policy              `yaml:"policy"`
 	Evidence  map[string][]string `yaml:"evidence"`
+	Journal   Journal             `yaml:"journal"`
+}
+
+// Journal configures how this responder signs journal entries.
+type Journal struct {
+	// SigningKey is an SSH private key file, or a public key file naming
+	// the ssh-agent key to sign with; "none" disables signing. Unset, the
+	// first ssh-agent key signs, if there is an agent.
+	SigningKey string `yaml:"signing-key"`
+	// AllowedSigners is the allowed_signers file journal verify checks
+	// signatures against by default.
+	AllowedSigners string `yaml:"allowed-signers"`
 }
 
 // Service says which query pack answers for a service, and optionally which
@@ -174,6 +187,7 @@ type Overrides struct {
 	PrometheusURL string
 	RedisURL      string
 	Actor         string
+	SigningKey    string
 }
 
 // Resolved is the effective configuration of one command run.
@@ -198,6 +212,7 @@ func (f *File) Resolve(o Overrides, getenv func(string) string) (*Resolved, erro
 	r.Prometheus.URL = firstNonEmpty(o.PrometheusURL, getenv(EnvPrometheus), r.Prometheus.URL)
 	r.Redis.URL = firstNonEmpty(o.RedisURL, getenv(EnvRedis), r.Redis.URL)
 	r.Actor = firstNonEmpty(o.Actor, getenv(EnvActor), r.Actor, getenv("USER"))
+	r.Journal.SigningKey = firstNonEmpty(o.SigningKey, getenv(EnvSigningKey), r.Journal.SigningKey)
 	return r, nil
 }
 
@@ -227,6 +242,8 @@ func (r *Resolved) expandHome(home string) {
 	}
 	expand(&r.Prometheus.BearerTokenFile)
 	expand(&r.Redis.PasswordFile)
+	expand(&r.Journal.SigningKey)
+	expand(&r.Journal.AllowedSigners)
 	if r.Prometheus.BasicAuth != nil {
 		ba := *r.Prometheus.BasicAuth
 		expand(&ba.PasswordFile)

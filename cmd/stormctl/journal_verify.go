@@ -1,0 +1,211 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stormctl/stormctl/internal/exit"
+	"github.com/stormctl/stormctl/internal/output"
+	"github.com/stormctl/stormctl/journal"
+)
+
+type journalVerifyOptions struct {
+	src               journalSourceOptions
+	allowedSigners    string
+	requireSignatures bool
+	checkpoints       []string
+}
+
+func newJournalVerifyCmd(f *Factory) *cobra.Command {
+	o := &journalVerifyOptions{}
+	cmd := &cobra.Command{
+		Use:   "verify",
+		Short: "Check the hash chain, signatures and checkpoints; exit 4 naming the first bad entry",
+		Long: `Recompute every entry's SHA-256 and check that each links to the one before it
+and that the last is the control plane's journal head. An edited entry fails its
+hash; a removed, reordered or inserted one breaks a link.
+
+The chain alone catches accidental edits only: whoever can write Redis can append
+an entry with a recomputed hash. So:
+
+  --allowed-signers FILE  check each entry's SSH signature (SSHSIG, namespace
+                          stormctl-journal) against an allowed_signers file in
+                          git's format, and that the key's principal is the
+                          entry's actor; a bad or misattributed signature exits 4
+  --require-signatures    also exit 4 on any unsigned entry or checkpoint
+  --checkpoint FILE       a checkpoint kept outside Redis ("journal checkpoint",
+                          or any export, which ends with one): the entry at its
+                          count must have its head hash, which catches entries
+                          cut from the end or rewritten before it
+
+It prints what was proven, and what was not. On failure it exits 4 and names the
+first bad entry. With --file it checks a saved JSON Lines export (unfiltered);
+give --head or --checkpoint to also catch entries removed from its end.`,
+		Example: `  stormctl journal verify --allowed-signers ~/.config/stormctl/allowed_signers --require-signatures
+  stormctl journal verify --checkpoint INC-7-checkpoint.json --allowed-signers allowed_signers
+  stormctl journal verify --file INC-7.jsonl --allowed-signers allowed_signers`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error { return runJournalVerify(cmd.Context(), f, o) },
+	}
+	o.src.bind(cmd, "verify")
+	fl := cmd.Flags()
+	fl.StringVar(&o.src.head, "head", "", "the hash the journal must end at (default: the control plane's head; none for --file)")
+	fl.StringVar(&o.allowedSigners, "allowed-signers", "", "allowed_signers file (git/ssh-keygen format) to check signatures against (config: journal.allowed-signers)")
+	fl.BoolVar(&o.requireSignatures, "require-signatures", false, "fail (exit 4) on any unsigned entry or checkpoint")
+	fl.StringArrayVar(&o.checkpoints, "checkpoint", nil, "checkpoint file or export to match (repeatable)")
+	return cmd
+}
+
+func runJournalVerify(ctx context.Context, f *Factory, o *journalVerifyOptions) error {
+	format, err := f.Output()
+	if err != nil {
+		return err
+	}
+	opts := journal.VerifyOptions{RequireSignatures: o.requireSignatures}
+	if o.allowedSigners == "" {
+		cfg, err := f.Config()
+		if err != nil {
+			return err
+		}
+		o.allowedSigners = cfg.Journal.AllowedSigners
+	}
+	if o.requireSignatures && o.allowedSigners == "" {
+		// Anyone can sign with a fresh key: requiring signatures proves
+		// something only against a list of whose keys count.
+		return exit.NewUsage(errors.New("--require-signatures needs --allowed-signers (or journal.allowed-signers in the context): without it any key's signature would pass"))
+	}
+	if o.allowedSigners != "" {
+		fh, err := os.Open(o.allowedSigners)
+		if err != nil {
+			return exit.NewUsage(err)
+		}
+		opts.AllowedSigners, err = journal.ParseAllowedSigners(fh, o.allowedSigners)
+		fh.Close()
+		if err != nil {
+			return exit.NewUsage(err)
+		}
+	}
+	for _, path := range o.checkpoints {
+		cp, err := journal.ReadCheckpoint(path)
+		if err != nil {
+			return exit.NewUsage(err)
+		}
+		opts.Checkpoints = append(opts.Checkpoints, journal.SourcedCheckpoint{Source: path, Checkpoint: cp})
+	}
+	recs, head, done, err := o.src.records(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer done()
+	opts.Head = head
+	rep, verr := journal.Check(recs, opts)
+	var ve *journal.VerifyError
+	if verr != nil && !errors.As(verr, &ve) {
+		return fmt.Errorf("journal verify after %d entries: %w", rep.Entries, verr)
+	}
+	if format != output.Table {
+		if err := output.Structured(f.IO.Out, format, rep); err != nil {
+			return err
+		}
+		return verr
+	}
+	w := f.IO.Out
+	if verr == nil {
+		fmt.Fprintf(w, "journal verified: %d entries\n", rep.Entries)
+	} else {
+		fmt.Fprintf(w, "journal verification FAILED after %d entries\n", rep.Entries)
+	}
+	for _, s := range rep.Proven {
+		fmt.Fprintf(w, "  %s\n", s)
+	}
+	return verr
+}
+
+type journalCheckpointOptions struct {
+	src journalSourceOptions
+	out string
+}
+
+func newJournalCheckpointCmd(f *Factory) *cobra.Command {
+	o := &journalCheckpointOptions{}
+	cmd := &cobra.Command{
+		Use:   "checkpoint",
+		Short: "Write a signed checkpoint of the journal (head hash, count, time) to keep outside Redis",
+		Long: `Verify the hash chain, then write a checkpoint of it: the head hash, how many
+entries it has and the time, signed with the journal signing key (--signing-key,
+journal.signing-key or ssh-agent) as the current actor. Keep it somewhere Redis
+writers cannot reach (a ticket, a wiki, git): "journal verify --checkpoint FILE"
+then detects entries cut from the end of the journal, or any rewrite before it.`,
+		Example: `  stormctl journal checkpoint --out INC-7-checkpoint.json
+  stormctl journal checkpoint --file INC-7.jsonl`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error { return runJournalCheckpoint(cmd.Context(), f, o) },
+	}
+	o.src.bind(cmd, "checkpoint")
+	cmd.Flags().StringVar(&o.out, "out", "", "write the checkpoint to this file instead of stdout")
+	return cmd
+}
+
+func runJournalCheckpoint(ctx context.Context, f *Factory, o *journalCheckpointOptions) error {
+	signer, err := f.Signer()
+	if err != nil {
+		return err
+	}
+	if signer == nil {
+		return exit.NewUsage(errors.New("journal checkpoint needs a signing key: give --signing-key (a private key, or the .pub of an ssh-agent key), set journal.signing-key in the context, or start ssh-agent with a key"))
+	}
+	cfg, err := f.Config()
+	if err != nil {
+		return err
+	}
+	recs, head, done, err := o.src.records(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer done()
+	// Checkpoint only a chain that verifies: signing a broken one would
+	// vouch for the break.
+	rep, err := journal.Check(recs, journal.VerifyOptions{Head: head})
+	if err != nil {
+		return fmt.Errorf("journal checkpoint: nothing written: %w", err)
+	}
+	cp, err := journal.NewCheckpoint(rep.Head, rep.Entries, time.Now(), cfg.Actor, signer)
+	if err != nil {
+		return err
+	}
+	line := append(cp.JSON(), '\n')
+	if o.out == "" {
+		_, err = f.IO.Out.Write(line)
+		return err
+	}
+	if err := writeFileAtomic(o.out, line); err != nil {
+		return fmt.Errorf("journal checkpoint: %w", err)
+	}
+	fmt.Fprintf(f.IO.ErrOut, "checkpoint of %d entries (head %.12s) signed by %q with %s written to %s\n",
+		cp.Count, cp.Head, cfg.Actor, journal.KeyFingerprint(signer.PublicKey()), o.out)
+	return nil
+}
+
+// writeFileAtomic writes data beside path and renames it into place, so a
+// failure never leaves half a file under the final name.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".stormctl-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
