@@ -1,0 +1,65 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stormctl/stormctl/internal/exit"
+	"github.com/stormctl/stormctl/journal"
+)
+
+// journalEntries reads the whole journal through `journal tail -o json`.
+func (e *actionEnv) journalEntries() []journal.Entry {
+	e.t.Helper()
+	out, errOut, code := e.run("alice", "", "journal", "tail", "-n", "1000", "-o", "json")
+	if code != 0 {
+		e.t.Fatalf("journal tail: exit %d: %s", code, errOut)
+	}
+	var es []journal.Entry
+	for line := range strings.Lines(out) {
+		var en journal.Entry
+		if err := json.Unmarshal([]byte(line), &en); err != nil {
+			e.t.Fatalf("journal tail -o json line %q: %v", line, err)
+		}
+		es = append(es, en)
+	}
+	return es
+}
+
+// TestActionTTLBounds: a TTL under a second or negative is refused by the
+// TTL guard in a plan and an apply alike, each journaled, and a negative
+// one says so instead of "required".
+func TestActionTTLBounds(t *testing.T) {
+	e := newActionEnv(t)
+	cases := []struct{ ttl, msg string }{
+		{"-5m", "TTL -5m0s is negative"},
+		{"500ms", "TTL 500ms is under the minimum 1s"},
+		{"0s", "a TTL is required"},
+	}
+	n := 0
+	for _, c := range cases {
+		for _, op := range []string{"plan", "apply"} {
+			_, msg := e.expect(exit.Refused, "alice", "action", op, "retries", "checkout->payments", "off",
+				"--ttl="+c.ttl, "--reason", "amplification 4x", "--yes")
+			if !strings.Contains(msg, c.msg) || !strings.Contains(msg, "ttl guard") {
+				t.Fatalf("%s --ttl %s: %s, want %q", op, c.ttl, msg, c.msg)
+			}
+			n++
+		}
+	}
+	es := e.journalEntries()
+	if len(es) != n {
+		t.Fatalf("journal has %d entries, want one per attempt (%d)", len(es), n)
+	}
+	for _, en := range es {
+		planned := en.Event == journal.ActionPlanned && strings.Contains(en.Outcome, "refused by the ttl guard")
+		refused := en.Event == journal.ActionRefused && en.Outcome == "refused: ttl"
+		if !planned && !refused {
+			t.Fatalf("journal entry %s %q, want a ttl refusal", en.Event, en.Outcome)
+		}
+	}
+	if st, _ := e.expect(exit.OK, "alice", "status", "-o", "json"); st["levers"] != nil && len(st["levers"].([]any)) != 0 {
+		t.Fatalf("a refused TTL set a lever: %v", st)
+	}
+}
