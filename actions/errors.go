@@ -70,7 +70,7 @@ func (e *PendingError) Error() string {
 	if e.Planned {
 		return fmt.Sprintf("%s %s=%s needs approval by someone other than %s: apply would record a request and exit 5", r.Kind, r.Target, r.Value, r.Actor)
 	}
-	return fmt.Sprintf("%s %s=%s needs approval by someone other than %s: request %s is pending until %s; approve it with `stormctl action approve %s`",
+	return fmt.Sprintf("approval pending, nothing changed yet: %s %s=%s needs approval by someone other than %s: request %s waits until %s; to apply it, someone else runs `stormctl action approve %s`",
 		r.Kind, r.Target, r.Value, r.Actor, r.ID, r.ExpiresAt.UTC().Format(time.RFC3339), r.ID)
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stormctl/stormctl/actions"
 	"github.com/stormctl/stormctl/internal/exit"
+	"github.com/stormctl/stormctl/internal/output"
 )
 
 func newActionCmd(f *Factory) *cobra.Command {
@@ -122,7 +123,14 @@ func runAction(ctx context.Context, f *Factory, op string, spec actions.Spec) er
 		res, err = s.Apply(ctx, spec)
 	}
 	var pending *actions.PendingError
-	if res != nil && (err == nil || op == "plan" || errors.As(err, &pending)) {
+	if errors.As(err, &pending) && op != "plan" {
+		// Nothing was applied: a table would read as if it had been. The
+		// error alone says that approval is pending and what to run.
+		if ft, _ := f.Output(); ft == output.Table {
+			return err
+		}
+	}
+	if res != nil && (err == nil || op == "plan" || pending != nil) {
 		if perr := printResult(f, res); perr != nil {
 			return perr
 		}

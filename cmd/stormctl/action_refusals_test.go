@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -61,5 +62,28 @@ func TestActionTTLBounds(t *testing.T) {
 	}
 	if st, _ := e.expect(exit.OK, "alice", "status", "-o", "json"); st["levers"] != nil && len(st["levers"].([]any)) != 0 {
 		t.Fatalf("a refused TTL set a lever: %v", st)
+	}
+}
+
+// TestActionPendingSaysOnlyPending: an apply that needs approval exits 5,
+// prints nothing that reads as applied, and says what to run.
+func TestActionPendingSaysOnlyPending(t *testing.T) {
+	e := newActionEnv(t)
+	for _, args := range [][]string{
+		{"autoscaling", "freeze", "checkout"},
+		{"action", "apply", "autoscaling", "checkout", "frozen"},
+	} {
+		out, errOut, code := e.run("alice", "", append(args, "--force", "--ttl", "10m", "--reason", "replica churn", "--yes")...)
+		if code != exit.Pending {
+			t.Fatalf("%v: exit %d, want 5\n%s%s", args, code, out, errOut)
+		}
+		reqs := regexp.MustCompile("`stormctl action approve ([0-9A-Z]+)`").FindStringSubmatch(errOut)
+		if out != "" || reqs == nil || !strings.Contains(errOut, "approval pending") ||
+			strings.Contains(strings.ToLower(errOut), "applied") || strings.Count(errOut, "\n") != 1 {
+			t.Fatalf("%v: stdout %q stderr %q, want only the pending notice with the approve command", args, out, errOut)
+		}
+		if st, _ := e.expect(exit.OK, "alice", "status", "-o", "json"); st["levers"] != nil && len(st["levers"].([]any)) != 0 {
+			t.Fatalf("pending set a lever: %v", st)
+		}
 	}
 }
