@@ -27,8 +27,8 @@ var Guards = []string{GuardValidation, GuardPolicy, GuardReason, GuardTTL, Guard
 	GuardBlastRadius, GuardApproval, GuardConflict, GuardRateLimit, GuardConfirmation}
 
 // RefusedError is a guard's refusal. Nothing was changed except the
-// action.refused journal entries named in Entries. It exits 3, or 6 for the
-// conflict guard.
+// action.refused journal entries named in Entries. It exits 3, 6 for the
+// conflict guard, or 2 for an idempotency key reused with other arguments.
 type RefusedError struct {
 	Guard  string
 	Reason string
@@ -51,8 +51,11 @@ func (e *RefusedError) Error() string {
 
 // ExitCode implements exit.Coder.
 func (e *RefusedError) ExitCode() int {
-	if e.Guard == GuardConflict {
+	switch e.Guard {
+	case GuardConflict:
 		return exit.Conflict
+	case GuardIdempotency:
+		return exit.Usage
 	}
 	return exit.Refused
 }

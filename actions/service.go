@@ -147,9 +147,14 @@ func (s *Service) Apply(ctx context.Context, spec Spec) (*Result, error) {
 func (s *Service) apply(ctx context.Context, a *attempt, op string) (*Result, error) {
 	if done, err := a.replay(ctx); done || err != nil {
 		if err != nil {
+			if ref, ok := a.keyReused(ctx, err); ok {
+				return nil, ref
+			}
 			return nil, a.failed(ctx, err)
 		}
-		return a.result(op), nil
+		res := a.result(op)
+		settleExpiry(res)
+		return res, nil
 	}
 	ref, err := a.run(ctx)
 	if err != nil {
@@ -173,6 +178,9 @@ func (s *Service) apply(ctx context.Context, a *attempt, op string) (*Result, er
 		}
 	}
 	res, err := a.commit(ctx, op)
+	if ref, ok := a.keyReused(ctx, err); ok {
+		return nil, ref // another request took the key since replay read it
+	}
 	// The first target's script spends the rate budget with its write; one
 	// that finds it spent since the guard read it writes nothing.
 	var spent *controlplane.RateLimitedError
@@ -197,7 +205,7 @@ func (a *attempt) commit(ctx context.Context, op string) (*Result, error) {
 		req := controlplane.ApplyRequest{
 			Lever: lever.Lever{Kind: a.ks.Kind, Target: t.Name, Value: a.value, ActionID: a.id, Actor: a.leverActor,
 				Reason: a.spec.Reason, Incident: a.incident, CreatedAt: now, ExpiresAt: now.Add(a.spec.TTL)},
-			Expected: st.version, Current: st.cur, Entry: e, IdempotencyKey: a.idemKey(t.Name),
+			Expected: st.version, Current: st.cur, Entry: e, IdempotencyKey: a.idemKey(t.Name), RequestHash: a.requestHash(),
 		}
 		if i == 0 { // one action spends one change of the budget
 			req.Head, req.Rate = a.head, a.rateCharge()
@@ -213,6 +221,7 @@ func (a *attempt) commit(ctx context.Context, op string) (*Result, error) {
 		res.Targets = append(res.Targets, TargetResult{Target: t.Name, Before: st.cur, After: r.Lever, Version: r.Version,
 			Evidence: a.evidence[t.Name], JournalEntry: r.Entry.ID, Replayed: r.Replayed})
 	}
+	settleExpiry(res)
 	return res, nil
 }
 
@@ -233,6 +242,9 @@ func (a *attempt) replay(ctx context.Context) (bool, error) {
 		if r == nil || r.Lever == nil {
 			rest = append(rest, t)
 			continue
+		}
+		if err := controlplane.CheckReplay(a.idemKey(t.Name), a.requestHash(), r); err != nil {
+			return false, err
 		}
 		a.id = r.Lever.ActionID
 		a.forced = r.Entry.Forced

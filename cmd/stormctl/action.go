@@ -55,7 +55,7 @@ func (o *applyOptions) bind(cmd *cobra.Command) {
 	fs.BoolVar(&o.yes, "yes", false, "confirm without typing the target (scripts)")
 	fs.BoolVar(&o.force, "force", false, "act without supporting evidence (journaled as forced)")
 	fs.BoolVar(&o.supersede, "supersede", false, "replace a lever another action holds (releasing this one restores it)")
-	fs.StringVar(&o.key, "idempotency-key", "", "a retried command with the same key returns the first result and changes nothing")
+	fs.StringVar(&o.key, "idempotency-key", "", "a retried command with the same key and arguments returns the first result and changes nothing; the key reused with other arguments exits 2")
 	fs.StringVar(&o.incident, "incident", "", "incident to attach (default: the current one)")
 	fs.IntVar(&o.targets, "targets", 0, "the number of targets, required when the list is longer than the blast radius")
 }

@@ -87,3 +87,41 @@ func TestActionPendingSaysOnlyPending(t *testing.T) {
 		}
 	}
 }
+
+// TestActionIdempotencyKeyBindsTheRequest: a retried command replays the
+// first result exactly; the key reused for another lever or TTL exits 2,
+// is journaled, and changes nothing.
+func TestActionIdempotencyKeyBindsTheRequest(t *testing.T) {
+	e := newActionEnv(t)
+	args := []string{"retries", "off", "checkout->payments", "--idempotency-key", "INC-7/step-2", "-o", "json", "--reason", "amplification 4x", "--yes"}
+	first, _ := e.expect(exit.OK, "alice", append(args, "--ttl", "10m")...)
+	again, msg := e.expect(exit.OK, "alice", append(args, "--ttl", "10m")...)
+	for _, k := range []string{"action_id", "expires_at", "ttl", "targets"} {
+		a, _ := json.Marshal(first[k])
+		b, _ := json.Marshal(again[k])
+		if k == "targets" {
+			b = []byte(strings.ReplaceAll(string(b), `,"replayed":true`, ""))
+		}
+		if string(a) != string(b) || first[k] == nil {
+			t.Fatalf("replayed %s = %s, first %s (%s)", k, b, a, msg)
+		}
+	}
+	n := len(e.journalEntries())
+	for _, other := range [][]string{
+		append(args, "--ttl", "5m"),
+		{"breaker", "open", "payments", "--ttl", "5m", "--idempotency-key", "INC-7/step-2", "--reason", "p99", "--yes", "--force"},
+	} {
+		_, msg := e.expect(exit.Usage, "alice", other...)
+		if !strings.Contains(msg, `idempotency key "INC-7/step-2" was first used for retries checkout->payments=off`) {
+			t.Fatalf("reuse: %s", msg)
+		}
+	}
+	es := e.journalEntries()
+	if len(es) != n+2 || es[len(es)-1].Outcome != "refused: idempotency" || es[len(es)-2].Outcome != "refused: idempotency" {
+		t.Fatalf("journal after two reuses: %d entries (want %d), last %+v", len(es), n+2, es[len(es)-1])
+	}
+	st, _ := e.expect(exit.OK, "alice", "status", "-o", "json")
+	if lv := st["levers"].([]any); len(lv) != 1 || lv[0].(map[string]any)["action_id"] != first["action_id"] {
+		t.Fatalf("levers after the reuses: %v", st["levers"])
+	}
+}
