@@ -80,6 +80,9 @@ func (a *attempt) run(ctx context.Context) (*RefusedError, error) {
 }
 
 func (a *attempt) validate(ctx context.Context) (verdict, error) {
+	if v := a.checkInput("actor"); v.refuse != nil {
+		return v, nil
+	}
 	ks, err := ParseKind(a.spec.Kind)
 	if err != nil {
 		return refuse("", "%v", err), nil
@@ -183,6 +186,9 @@ func (a *attempt) policy(context.Context) (verdict, error) {
 }
 
 func (a *attempt) reason(context.Context) (verdict, error) {
+	if v := a.checkInput("reason"); v.refuse != nil {
+		return v, nil
+	}
 	if strings.TrimSpace(a.spec.Reason) == "" {
 		return refuse(`say what you saw and why this helps, e.g. --reason "amplification 4x on checkout->payments"`, "a reason is required"), nil
 	}

@@ -84,10 +84,15 @@ type attempt struct {
 	head     string                 // the journal head last seen, for the first write
 	replayed []TargetResult
 	guards   []GuardResult
+	// inputErrs are the fields ("actor", "reason") that are not plain text.
+	inputErrs map[string]error
 }
 
 func (s *Service) begin(spec Spec, m mode) *attempt {
-	a := &attempt{s: s, spec: spec, mode: m, id: journal.NewID(), actor: spec.Actor, leverActor: spec.Actor,
+	errs := map[string]error{}
+	spec.Reason, errs["reason"] = plainInput("reason", spec.Reason)
+	spec.Actor, errs["actor"] = plainInput("actor", spec.Actor)
+	a := &attempt{inputErrs: errs, s: s, spec: spec, mode: m, id: journal.NewID(), actor: spec.Actor, leverActor: spec.Actor,
 		evidence: map[string][]journal.Evidence{}, state: map[string]leverState{}, value: spec.Value}
 	if ks, err := ParseKind(spec.Kind); err == nil {
 		a.ks, a.kindOK = ks, true

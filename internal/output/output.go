@@ -11,6 +11,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/stormctl/stormctl/internal/sanitize"
 )
 
 // Format is an output format selected with -o.
@@ -71,8 +73,16 @@ func NewTable(w io.Writer, tty bool, header ...string) *TablePrinter {
 	return &TablePrinter{w: w, tty: tty, header: header}
 }
 
-// Row adds one row; missing cells print empty.
-func (t *TablePrinter) Row(cells ...string) { t.rows = append(t.rows, cells) }
+// Row adds one row; missing cells print empty. Each cell is made one safe
+// line (sanitize.Line): text from Redis or Prometheus can neither act on
+// the terminal nor forge a row or a column with a newline or a tab.
+func (t *TablePrinter) Row(cells ...string) {
+	safe := make([]string, len(cells))
+	for i, c := range cells {
+		safe[i] = sanitize.Line(c)
+	}
+	t.rows = append(t.rows, safe)
+}
 
 // Len returns the number of rows added.
 func (t *TablePrinter) Len() int { return len(t.rows) }

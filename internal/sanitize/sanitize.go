@@ -89,13 +89,16 @@ func Block(s string) string { return apply(s, keepLayout) }
 
 // formulaLead are the first characters with which a spreadsheet reads a
 // cell as a formula (OWASP's CSV injection list; tab and CR are escaped
-// by Line already).
+// before the check).
 const formulaLead = "=+-@"
 
-// CSVCell is Line for a CSV cell, also neutralising a cell that a
-// spreadsheet would run as a formula by prefixing it with a quote.
+func keepNewline(r rune) bool { return r == '\n' }
+
+// CSVCell makes s a safe CSV cell: newlines stay (CSV quotes them), every
+// other control character is escaped, and a cell that a spreadsheet would
+// run as a formula is prefixed with a quote.
 func CSVCell(s string) string {
-	s = Line(s)
+	s = apply(s, keepNewline)
 	if s != "" && strings.IndexByte(formulaLead, s[0]) >= 0 {
 		return "'" + s
 	}
