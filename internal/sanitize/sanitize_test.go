@@ -164,3 +164,34 @@ func FuzzWriter(f *testing.F) {
 		}
 	})
 }
+
+func TestFrameKeepsStylesOnly(t *testing.T) {
+	styled := "\x1b[1;38;5;196mCRIT\x1b[0m reason " + osc0 + clearScreen + csi8
+	got := Frame(styled)
+	want := "\x1b[1;38;5;196mCRIT\x1b[0m reason " + `\u001b]0;pwned\u0007\u001b[2J\u001b[H\u009b2J`
+	if got != want {
+		t.Fatalf("Frame = %q\nwant    %q", got, want)
+	}
+}
+
+func FuzzFrame(f *testing.F) {
+	for _, p := range payloads {
+		f.Add(p)
+	}
+	f.Add("\x1b[1mok\x1b[0m\x1b[")
+	f.Fuzz(func(t *testing.T, s string) {
+		got := Frame(s)
+		// Removing the kept SGR sequences leaves nothing a terminal acts on.
+		rest := got
+		for i := strings.IndexByte(rest, 0x1b); i >= 0; i = strings.IndexByte(rest, 0x1b) {
+			n := sgrLen(rest[i:])
+			if n == 0 {
+				t.Fatalf("Frame(%q) = %q keeps a non-SGR escape", s, got)
+			}
+			rest = rest[:i] + rest[i+n:]
+		}
+		if j := firstHostile(rest, keepLayout); j >= 0 {
+			t.Fatalf("Frame(%q) = %q: hostile at %d", s, got, j)
+		}
+	})
+}
