@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goccy/go-yaml"
+
 	"github.com/stormctl/stormctl/actions"
 	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/internal/config"
@@ -122,7 +124,14 @@ func TestHostileTextReachesNoOutput(t *testing.T) {
 	if lv := st["levers"].([]any)[0].(map[string]any); lv["reason"] != hostile || lv["actor"] != "mal\x1b[8mlory" {
 		t.Errorf("status -o json: reason %q actor %q", lv["reason"], lv["actor"])
 	}
-	out, _, _ := e.run("alice", "", "incident", "list", "-o", "json")
+	out, _, _ := e.run("alice", "", "status", "-o", "yaml")
+	var sy struct {
+		Levers []struct{ Reason, Actor string } `yaml:"levers"`
+	}
+	if err := yaml.Unmarshal([]byte(out), &sy); err != nil || len(sy.Levers) != 1 || sy.Levers[0].Reason != hostile {
+		t.Errorf("status -o yaml does not decode to the exact text: %v %+v\n%s", err, sy, out)
+	}
+	out, _, _ = e.run("alice", "", "incident", "list", "-o", "json")
 	assertSafe(t, "incident list -o json", out)
 	var incs []map[string]any
 	if err := json.Unmarshal([]byte(out), &incs); err != nil || len(incs) != 1 || incs[0]["title"] != hostile {

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/goccy/go-yaml"
-
 	"github.com/stormctl/stormctl/internal/sanitize"
 )
 
@@ -50,7 +48,7 @@ func Structured(w io.Writer, f Format, v any) error {
 	data := buf.Bytes()
 	if f == YAML {
 		var err error
-		if data, err = yaml.JSONToYAML(data); err != nil {
+		if data, err = jsonToYAML(data); err != nil {
 			return err
 		}
 	}
