@@ -314,6 +314,14 @@ func (sv *servers) idempotency(t *testing.T) {
 		t.Fatalf("replay differs from the first result:\nfirst  %s\nreplay %s", a, b)
 	}
 
+	// A retry that words the reason anew (a resumed playbook step) is the
+	// same request.
+	reworded := spec
+	reworded.Reason = "amplification 4x, still"
+	if r, err := w.Apply(ctx, reworded); err != nil || !r.Replayed || r.ActionID != first.ActionID || norm(r) != norm(first) {
+		t.Fatalf("reworded retry: %+v %v, want the first result", r, err)
+	}
+
 	// The key reused with other arguments: refused (exit 2), journaled,
 	// nothing changed.
 	for _, change := range []func(*Spec){

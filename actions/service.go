@@ -252,6 +252,7 @@ func (a *attempt) replay(ctx context.Context) (bool, error) {
 			return false, err
 		}
 		a.id = r.Lever.ActionID
+		a.spec.Reason = r.Lever.Reason // the first result, as it was worded then
 		a.forced = r.Entry.Forced
 		a.incident = r.Lever.Incident
 		a.evidence[t.Name] = r.Entry.Evidence
