@@ -180,7 +180,7 @@ func newActionExtendCmd(f *Factory) *cobra.Command {
 		Short: "Move an action's expiry to now + TTL (at most the kind's maximum)",
 		Args:  usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if ttl <= 0 {
+			if ttl == 0 { // a negative or too short TTL is the TTL guard's to refuse, on the record
 				return exit.NewUsage(errors.New("--ttl is required: the new time left, from now"))
 			}
 			return runChange(cmd.Context(), f, func(s *actions.Service, actor string) (*actions.Result, error) {

@@ -49,19 +49,33 @@ func TestActionTTLBounds(t *testing.T) {
 			n++
 		}
 	}
+	// extend is held to the same bounds.
+	res, _ := e.expect(exit.OK, "alice", "retries", "off", "checkout->payments", "--ttl", "5m", "--reason", "amplification 4x", "--yes", "-o", "json")
+	n++
+	for _, c := range cases[:2] {
+		_, msg := e.expect(exit.Refused, "alice", "action", "extend", res["action_id"].(string), "--ttl="+c.ttl)
+		if !strings.Contains(msg, c.msg) {
+			t.Fatalf("extend --ttl %s: %s, want %q", c.ttl, msg, c.msg)
+		}
+		n++
+	}
 	es := e.journalEntries()
 	if len(es) != n {
 		t.Fatalf("journal has %d entries, want one per attempt (%d)", len(es), n)
 	}
 	for _, en := range es {
+		if en.Event == journal.ActionApplied {
+			continue
+		}
 		planned := en.Event == journal.ActionPlanned && strings.Contains(en.Outcome, "refused by the ttl guard")
 		refused := en.Event == journal.ActionRefused && en.Outcome == "refused: ttl"
 		if !planned && !refused {
 			t.Fatalf("journal entry %s %q, want a ttl refusal", en.Event, en.Outcome)
 		}
 	}
-	if st, _ := e.expect(exit.OK, "alice", "status", "-o", "json"); st["levers"] != nil && len(st["levers"].([]any)) != 0 {
-		t.Fatalf("a refused TTL set a lever: %v", st)
+	st, _ := e.expect(exit.OK, "alice", "status", "-o", "json")
+	if lv := st["levers"].([]any); len(lv) != 1 || lv[0].(map[string]any)["action_id"] != res["action_id"] {
+		t.Fatalf("a refused TTL changed a lever: %v", st)
 	}
 }
 
