@@ -9,8 +9,8 @@ import "strings"
 // shown as text. Text from the control plane is made a Line before it is
 // styled; Frame is the last guard for whatever reached the frame anyway.
 func Frame(s string) string {
-	if clean(s, keepLayoutAndEsc) && !strings.Contains(s, "\x1b") {
-		return s
+	if frameClean(s) {
+		return s // the usual frame: styles only, nothing to copy
 	}
 	var b strings.Builder
 	b.Grow(len(s) + 16)
@@ -31,7 +31,21 @@ func Frame(s string) string {
 	}
 }
 
-func keepLayoutAndEsc(r rune) bool { return r == 0x1b || keepLayout(r) }
+// frameClean reports whether s holds no escape but SGR and no other
+// control character but newline and tab.
+func frameClean(s string) bool {
+	for {
+		i := strings.IndexByte(s, 0x1b)
+		if i < 0 {
+			return clean(s, keepLayout)
+		}
+		n := sgrLen(s[i:])
+		if n == 0 || !clean(s[:i], keepLayout) {
+			return false
+		}
+		s = s[i+n:]
+	}
+}
 
 // sgrLen is the length of the SGR sequence s starts with, or 0.
 func sgrLen(s string) int {

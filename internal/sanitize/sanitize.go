@@ -50,18 +50,28 @@ func clean(s string, keep func(rune) bool) bool {
 // escape writes s to b with every hostile rune not kept as \uXXXX and
 // every invalid UTF-8 byte as U+FFFD.
 func escape(b *strings.Builder, s string, keep func(rune) bool) {
-	for len(s) > 0 {
-		r, n := utf8.DecodeRuneInString(s)
-		switch {
-		case r == utf8.RuneError && n <= 1:
-			b.WriteRune(utf8.RuneError)
-		case hostile(r) && !keep(r):
-			fmt.Fprintf(b, `\u%04x`, r)
-		default:
-			b.WriteString(s[:n])
+	start := 0 // the run of text to copy as it is
+	for i := 0; i < len(s); {
+		if c := s[i]; c >= 0x20 && c < 0x7f {
+			i++
+			continue
 		}
-		s = s[n:]
+		r, n := utf8.DecodeRuneInString(s[i:])
+		bad := r == utf8.RuneError && n <= 1
+		if !bad && (!hostile(r) || keep(r)) {
+			i += n
+			continue
+		}
+		b.WriteString(s[start:i])
+		if bad {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			fmt.Fprintf(b, `\u%04x`, r)
+		}
+		i += n
+		start = i
 	}
+	b.WriteString(s[start:])
 }
 
 func keepNothing(rune) bool { return false }
