@@ -6,8 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+
 	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/internal/config"
+	"github.com/stormctl/stormctl/internal/sanitize"
 	"github.com/stormctl/stormctl/internal/testenv"
 	"github.com/stormctl/stormctl/journal"
 	"github.com/stormctl/stormctl/lever"
@@ -51,4 +55,29 @@ func TestDashboardShowsHostileTextAsText(t *testing.T) {
 		}
 	}
 	h.contains(`p99\u001b[2J\u001b[H\u001b]0;pwned`)
+}
+
+// BenchmarkFrameGuard times what the frame guard adds to each redraw: the
+// guard over a drawn, styled 200×60 frame, interleaved with drawing it,
+// reported as a share of the draw (frame_share), so that load on the
+// machine cancels out.
+func BenchmarkFrameGuard(b *testing.B) {
+	// Styled as on a real terminal, so the guard walks every SGR sequence.
+	lipgloss.SetColorProfile(termenv.TrueColor)
+	defer lipgloss.SetColorProfile(termenv.Ascii)
+	h, _, _ := benchModel(b)
+	if !strings.Contains(h.m.View(), "\x1b[") {
+		b.Fatal("the frame carries no styles")
+	}
+	var draw, guard time.Duration
+	b.ReportAllocs()
+	for b.Loop() {
+		t0 := time.Now()
+		v := h.m.View()
+		t1 := time.Now()
+		_ = sanitize.Frame(v)
+		guard += time.Since(t1)
+		draw += t1.Sub(t0)
+	}
+	b.ReportMetric(float64(guard)/float64(draw), "frame_share")
 }
