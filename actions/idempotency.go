@@ -17,12 +17,12 @@ import (
 const GuardIdempotency = "idempotency"
 
 // requestHash binds an idempotency key to what was asked, as payment APIs
-// do: the kind, the targets, the value, the TTL, the actor, the incident
-// and the overrides. A retried step hashes the same; the key reused for
-// anything else does not. The reason is commentary, not part of what the
-// request does: a resumed playbook step may word it anew and still gets
-// its first result. An approval's key is bound by its request id already,
-// so it has no hash.
+// do: the kind, the targets, the value, the TTL, the incident and the
+// overrides. A retried step hashes the same; the key reused for anything
+// else does not. Who asks and how they word the reason are not part of
+// what the request does: a playbook step resumed by the next responder
+// still gets its first result. An approval's key is bound by its request
+// id already, so it has no hash.
 func (a *attempt) requestHash() string {
 	if a.spec.IdempotencyKey == "" || a.approval != nil {
 		return ""
@@ -48,12 +48,11 @@ func (a *attempt) requestHash() string {
 		Targets   []string `json:"targets"`
 		Value     string   `json:"value"`
 		TTL       int64    `json:"ttl_ns"`
-		Actor     string   `json:"actor"`
 		Incident  string   `json:"incident"`
 		Force     bool     `json:"force"`
 		Supersede bool     `json:"supersede"`
 		Count     int      `json:"count"`
-	}{kind, targets, a.value, int64(a.spec.TTL), a.leverActor, a.spec.Incident, a.spec.Force, a.spec.Supersede, a.spec.Targets})
+	}{kind, targets, a.value, int64(a.spec.TTL), a.spec.Incident, a.spec.Force, a.spec.Supersede, a.spec.Targets})
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:])
 }

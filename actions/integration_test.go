@@ -314,10 +314,10 @@ func (sv *servers) idempotency(t *testing.T) {
 		t.Fatalf("replay differs from the first result:\nfirst  %s\nreplay %s", a, b)
 	}
 
-	// A retry that words the reason anew (a resumed playbook step) is the
-	// same request.
+	// A retry that words the reason anew, by the next responder (a resumed
+	// playbook step), is the same request.
 	reworded := spec
-	reworded.Reason = "amplification 4x, still"
+	reworded.Reason, reworded.Actor = "amplification 4x, still", "bob"
 	if r, err := w.Apply(ctx, reworded); err != nil || !r.Replayed || r.ActionID != first.ActionID || norm(r) != norm(first) {
 		t.Fatalf("reworded retry: %+v %v, want the first result", r, err)
 	}

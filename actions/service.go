@@ -252,7 +252,6 @@ func (a *attempt) replay(ctx context.Context) (bool, error) {
 			return false, err
 		}
 		a.id = r.Lever.ActionID
-		a.spec.Reason = r.Lever.Reason // the first result, as it was worded then
 		a.forced = r.Entry.Forced
 		a.incident = r.Lever.Incident
 		a.evidence[t.Name] = r.Entry.Evidence
@@ -260,6 +259,10 @@ func (a *attempt) replay(ctx context.Context) (bool, error) {
 			Version: r.Version, Evidence: r.Entry.Evidence, JournalEntry: r.Entry.ID, Replayed: true})
 	}
 	a.targets = rest
+	if len(rest) == 0 && len(a.replayed) > 0 { // all replayed: the first result, as it was then
+		first := a.replayed[0].After
+		a.spec.Reason, a.leverActor = first.Reason, first.Actor
+	}
 	if len(a.replayed) > 0 {
 		a.guards = append(a.guards, GuardResult{Guard: "idempotency", Status: StatusReplayed,
 			Detail: fmt.Sprintf("%d target(s) already applied with this key; nothing changed for them", len(a.replayed))})
