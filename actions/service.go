@@ -173,7 +173,7 @@ func (s *Service) apply(ctx context.Context, a *attempt, op string) (*Result, er
 		if err != nil {
 			return nil, err
 		}
-		res := a.result(op)
+		res := a.result("request") // what happened: a request, not an apply
 		res.RequestID = ap.ID
 		return res, &PendingError{Request: ap}
 	}

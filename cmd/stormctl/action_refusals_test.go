@@ -100,6 +100,11 @@ func TestActionPendingSaysOnlyPending(t *testing.T) {
 			t.Fatalf("pending set a lever: %v", st)
 		}
 	}
+	// A script reading -o json sees a request, not an apply.
+	res, _ := e.expect(exit.Pending, "alice", "autoscaling", "freeze", "checkout", "--force", "--ttl", "10m", "--reason", "churn", "--yes", "-o", "json")
+	if res["operation"] != "request" || res["request_id"] == "" {
+		t.Fatalf("pending -o json: %v", res)
+	}
 }
 
 // TestActionIdempotencyKeyBindsTheRequest: a retried command replays the
