@@ -82,7 +82,7 @@ func TestHostileTextReachesNoOutput(t *testing.T) {
 	mdFile, csvFile := filepath.Join(dir, "t.md"), filepath.Join(dir, "t.csv")
 	runs := [][]string{
 		{"status"}, {"status", "-o", "yaml"}, {"journal", "tail"}, {"incident", "list"}, {"action", "list"},
-		{"journal", "export", "--format", "md"}, {"journal", "export", "--format", "csv"}, {"journal", "export", "--format", "jsonl"},
+		{"journal", "export", "--format", "md"}, {"journal", "export", "--format", "csv"},
 		{"journal", "export", "--format", "md", "--out", mdFile}, {"journal", "export", "--format", "csv", "--out", csvFile},
 		{"playbook", "show", "evil", "--playbooks", pbDir}, {"playbook", "list", "--playbooks", pbDir},
 		// A conflict quotes the holder's reason on stderr.
@@ -172,4 +172,30 @@ func TestHostileTextRefusedOnTheWayIn(t *testing.T) {
 		es[1].Actor != `mal\u001b]0;x\u0007lory` || es[2].Reason != "amplification 4x since 14:02" || es[3].Reason != `still\u001b[2J` {
 		t.Fatalf("journaled: %+v", es)
 	}
+}
+
+// TestJSONLExportVerifiesByteForByte: piped, a JSON Lines export is the
+// record itself, so it verifies even when an entry holds characters that
+// JSON keeps raw (C1, bidi); on a terminal it is shown guarded.
+func TestJSONLExportVerifiesByteForByte(t *testing.T) {
+	e := newActionEnv(t)
+	seedHostile(t, e)
+	out, errOut, code := e.runTTY(false, "journal", "export", "--format", "jsonl")
+	if code != exit.OK {
+		t.Fatalf("export: exit %d: %s", code, errOut)
+	}
+	file := filepath.Join(t.TempDir(), "journal.jsonl")
+	if err := os.WriteFile(file, []byte(out), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, msg := e.expect(exit.OK, "alice", "journal", "verify", "--file", file); msg != "" {
+		t.Fatalf("verify of the piped export: %s", msg)
+	}
+	for _, b := range []string{"\x1b", "\x07"} { // JSON escapes these itself
+		if strings.Contains(out, b) {
+			t.Errorf("raw %q in the piped export", b)
+		}
+	}
+	tty, _, _ := e.runTTY(true, "journal", "export", "--format", "jsonl")
+	assertSafe(t, "journal export --format jsonl on a terminal", tty)
 }

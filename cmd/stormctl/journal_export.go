@@ -84,6 +84,11 @@ func runJournalExport(ctx context.Context, f *Factory, o *journalExportOptions) 
 	}
 	defer done()
 	var w io.Writer = f.IO.Out
+	if format == journal.JSONL && !f.IO.IsStdoutTTY() {
+		// Piped, the export is the record itself and must verify byte for
+		// byte, as --out writes it; JSON escapes C0 controls already.
+		w = f.IO.RawOut()
+	}
 	var tmp *os.File
 	if o.out != "" {
 		// Write beside the target and rename, so a failed export never

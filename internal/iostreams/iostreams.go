@@ -70,9 +70,11 @@ func (s *IOStreams) Guard() (flush func()) {
 	return func() { out.Flush(); errOut.Flush() }
 }
 
-// TerminalOut is the unguarded stdout, for the dashboard alone: it draws
-// with escape sequences and sanitizes the text it shows itself.
-func (s *IOStreams) TerminalOut() io.Writer {
+// RawOut is the unguarded stdout, for the two writers that must not be
+// rewritten: the dashboard, which draws with escape sequences and
+// sanitizes the text it shows itself, and a record copied byte for byte
+// into a pipe or a file (a JSON Lines export that must still verify).
+func (s *IOStreams) RawOut() io.Writer {
 	if s.termOut != nil {
 		return s.termOut
 	}
