@@ -42,8 +42,8 @@ type ApplyRequest struct {
 	// IdempotencyKey, if set, makes a repeated apply return the first
 	// result (Replayed) and change nothing, for 24 hours.
 	IdempotencyKey string
-	// RequestHash binds the key to the request (kind, targets, value, TTL,
-	// reason…), as the caller hashes it: the key answers only a request
+	// RequestHash binds the key to what the request does (kind, targets,
+	// value, TTL…), as the caller hashes it: the key answers only a request
 	// with the same hash, and any other is a *KeyReusedError.
 	RequestHash string
 	// Rate, if set, counts the apply against a rate limit in the same

@@ -21,9 +21,8 @@ type IOStreams struct {
 
 	inTTY, outTTY bool
 	noColor       bool
-	// termOut is Out before Guard wrapped it, for a full-screen program
-	// that writes its own escape sequences.
-	termOut io.Writer
+	// rawOut is Out before Guard wrapped it (see RawOut).
+	rawOut io.Writer
 }
 
 // System returns the process's own streams, detecting terminals and NO_COLOR.
@@ -61,10 +60,10 @@ func (s *IOStreams) ColorEnabled() bool { return s.outTTY && !s.noColor }
 // Prometheus or a file can clear a screen, set a title or write the
 // clipboard, and JSON stays exact. It returns the flush to call at exit.
 func (s *IOStreams) Guard() (flush func()) {
-	if s.termOut != nil {
+	if s.rawOut != nil {
 		return func() {}
 	}
-	s.termOut = s.Out
+	s.rawOut = s.Out
 	out, errOut := sanitize.NewWriter(s.Out), sanitize.NewWriter(s.ErrOut)
 	s.Out, s.ErrOut = out, errOut
 	return func() { out.Flush(); errOut.Flush() }
@@ -75,8 +74,8 @@ func (s *IOStreams) Guard() (flush func()) {
 // sanitizes the text it shows itself, and a record copied byte for byte
 // into a pipe or a file (a JSON Lines export that must still verify).
 func (s *IOStreams) RawOut() io.Writer {
-	if s.termOut != nil {
-		return s.termOut
+	if s.rawOut != nil {
+		return s.rawOut
 	}
 	return s.Out
 }
