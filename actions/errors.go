@@ -27,8 +27,8 @@ var Guards = []string{GuardValidation, GuardPolicy, GuardReason, GuardTTL, Guard
 	GuardBlastRadius, GuardApproval, GuardConflict, GuardRateLimit, GuardConfirmation}
 
 // RefusedError is a guard's refusal. Nothing was changed except the
-// action.refused journal entries named in Entries. It exits 3, or 6 for the
-// conflict guard.
+// action.refused journal entries named in Entries. It exits 3, 6 for the
+// conflict guard, or 2 for an idempotency key reused with other arguments.
 type RefusedError struct {
 	Guard  string
 	Reason string
@@ -51,8 +51,11 @@ func (e *RefusedError) Error() string {
 
 // ExitCode implements exit.Coder.
 func (e *RefusedError) ExitCode() int {
-	if e.Guard == GuardConflict {
+	switch e.Guard {
+	case GuardConflict:
 		return exit.Conflict
+	case GuardIdempotency:
+		return exit.Usage
 	}
 	return exit.Refused
 }
@@ -70,7 +73,7 @@ func (e *PendingError) Error() string {
 	if e.Planned {
 		return fmt.Sprintf("%s %s=%s needs approval by someone other than %s: apply would record a request and exit 5", r.Kind, r.Target, r.Value, r.Actor)
 	}
-	return fmt.Sprintf("%s %s=%s needs approval by someone other than %s: request %s is pending until %s; approve it with `stormctl action approve %s`",
+	return fmt.Sprintf("approval pending, nothing changed yet: %s %s=%s needs approval by someone other than %s: request %s waits until %s; to apply it, someone else runs `stormctl action approve %s`",
 		r.Kind, r.Target, r.Value, r.Actor, r.ID, r.ExpiresAt.UTC().Format(time.RFC3339), r.ID)
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/journal"
@@ -79,6 +80,9 @@ func (a *attempt) run(ctx context.Context) (*RefusedError, error) {
 }
 
 func (a *attempt) validate(ctx context.Context) (verdict, error) {
+	if v := a.checkInput("actor"); v.refuse != nil {
+		return v, nil
+	}
 	ks, err := ParseKind(a.spec.Kind)
 	if err != nil {
 		return refuse("", "%v", err), nil
@@ -182,17 +186,29 @@ func (a *attempt) policy(context.Context) (verdict, error) {
 }
 
 func (a *attempt) reason(context.Context) (verdict, error) {
+	if v := a.checkInput("reason"); v.refuse != nil {
+		return v, nil
+	}
 	if strings.TrimSpace(a.spec.Reason) == "" {
 		return refuse(`say what you saw and why this helps, e.g. --reason "amplification 4x on checkout->payments"`, "a reason is required"), nil
 	}
 	return pass("%q", a.spec.Reason), nil
 }
 
+// MinTTL is the shortest TTL a lever may have: pushed changes take
+// milliseconds to reach every instance, and Redis expires in whole
+// milliseconds, so anything shorter is a change nobody obeys.
+const MinTTL = time.Second
+
 func (a *attempt) ttl(context.Context) (verdict, error) {
 	limit := a.s.Policy.MaxTTL(a.ks.Kind)
 	switch {
-	case a.spec.TTL <= 0:
+	case a.spec.TTL == 0:
 		return refuse(fmt.Sprintf("pass --ttl, at most %s for %s", limit, a.ks.Kind), "a TTL is required: every lever expires by itself"), nil
+	case a.spec.TTL < 0:
+		return refuse(fmt.Sprintf("pass a positive --ttl, at most %s for %s", limit, a.ks.Kind), "TTL %s is negative: it is how long the lever holds from now", a.spec.TTL), nil
+	case a.spec.TTL < MinTTL:
+		return refuse(fmt.Sprintf("use --ttl %s or more", MinTTL), "TTL %s is under the minimum %s: the lever would expire before the fleet could act on it", a.spec.TTL, MinTTL), nil
 	case a.spec.TTL > limit:
 		return refuse(fmt.Sprintf("use --ttl %s or less, and extend it later if still needed", limit), "TTL %s exceeds the maximum %s for %s levers", a.spec.TTL, limit, a.ks.Kind), nil
 	}

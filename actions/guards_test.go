@@ -37,6 +37,8 @@ func TestGuardsRefuse(t *testing.T) {
 		{"policy", func(s *Spec, _ *Service, _ *fakeCP) { s.Actor = "victor" }, GuardPolicy, "victor (role viewer) may not use retries", exit.Refused},
 		{"reason", func(s *Spec, _ *Service, _ *fakeCP) { s.Reason = "  " }, GuardReason, "a reason is required", exit.Refused},
 		{"no ttl", func(s *Spec, _ *Service, _ *fakeCP) { s.TTL = 0 }, GuardTTL, "a TTL is required", exit.Refused},
+		{"negative ttl", func(s *Spec, _ *Service, _ *fakeCP) { s.TTL = -5 * time.Minute }, GuardTTL, "TTL -5m0s is negative", exit.Refused},
+		{"ttl under a second", func(s *Spec, _ *Service, _ *fakeCP) { s.TTL = 999 * time.Millisecond }, GuardTTL, "TTL 999ms is under the minimum 1s", exit.Refused},
 		{"ttl too long", func(s *Spec, _ *Service, _ *fakeCP) {
 			s.Kind, s.Target, s.Value, s.TTL = "degraded", "checkout", "on", 2*time.Hour
 		}, GuardTTL, "exceeds the maximum 1h0m0s", exit.Refused},

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/internal/exit"
+	"github.com/stormctl/stormctl/internal/sanitize"
 	"github.com/stormctl/stormctl/journal"
 )
 
@@ -36,8 +37,14 @@ const maxTitle = 200
 // OpenIncident opens an incident and journals incident.opened; it becomes
 // the current incident.
 func (s *Service) OpenIncident(ctx context.Context, title, actor string) (*Incident, error) {
-	title = strings.TrimSpace(title)
-	if title == "" || len(title) > maxTitle || strings.ContainsAny(title, "\r\n") {
+	title, err := sanitize.Input("incident title", title) // line breaks fold; control characters are refused
+	if err == nil {
+		_, err = sanitize.Input("actor", actor)
+	}
+	if err != nil {
+		return nil, exit.NewUsage(err)
+	}
+	if title == "" || len(title) > maxTitle {
 		return nil, exit.NewUsage(fmt.Errorf("an incident title is one line of 1 to %d characters", maxTitle))
 	}
 	inc := &Incident{ID: journal.NewID(), Title: title, OpenedBy: actor, OpenedAt: s.Clock.Now().UTC()}

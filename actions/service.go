@@ -84,10 +84,15 @@ type attempt struct {
 	head     string                 // the journal head last seen, for the first write
 	replayed []TargetResult
 	guards   []GuardResult
+	// inputErrs are the fields ("actor", "reason") that are not plain text.
+	inputErrs map[string]error
 }
 
 func (s *Service) begin(spec Spec, m mode) *attempt {
-	a := &attempt{s: s, spec: spec, mode: m, id: journal.NewID(), actor: spec.Actor, leverActor: spec.Actor,
+	errs := map[string]error{}
+	spec.Reason, errs["reason"] = plainInput("reason", spec.Reason)
+	spec.Actor, errs["actor"] = plainInput("actor", spec.Actor)
+	a := &attempt{inputErrs: errs, s: s, spec: spec, mode: m, id: journal.NewID(), actor: spec.Actor, leverActor: spec.Actor,
 		evidence: map[string][]journal.Evidence{}, state: map[string]leverState{}, value: spec.Value}
 	if ks, err := ParseKind(spec.Kind); err == nil {
 		a.ks, a.kindOK = ks, true
@@ -147,9 +152,14 @@ func (s *Service) Apply(ctx context.Context, spec Spec) (*Result, error) {
 func (s *Service) apply(ctx context.Context, a *attempt, op string) (*Result, error) {
 	if done, err := a.replay(ctx); done || err != nil {
 		if err != nil {
+			if ref, ok := a.keyReused(ctx, err); ok {
+				return nil, ref
+			}
 			return nil, a.failed(ctx, err)
 		}
-		return a.result(op), nil
+		res := a.result(op)
+		settleExpiry(res)
+		return res, nil
 	}
 	ref, err := a.run(ctx)
 	if err != nil {
@@ -163,7 +173,7 @@ func (s *Service) apply(ctx context.Context, a *attempt, op string) (*Result, er
 		if err != nil {
 			return nil, err
 		}
-		res := a.result(op)
+		res := a.result("request") // what happened: a request, not an apply
 		res.RequestID = ap.ID
 		return res, &PendingError{Request: ap}
 	}
@@ -173,6 +183,9 @@ func (s *Service) apply(ctx context.Context, a *attempt, op string) (*Result, er
 		}
 	}
 	res, err := a.commit(ctx, op)
+	if ref, ok := a.keyReused(ctx, err); ok {
+		return nil, ref // another request took the key since replay read it
+	}
 	// The first target's script spends the rate budget with its write; one
 	// that finds it spent since the guard read it writes nothing.
 	var spent *controlplane.RateLimitedError
@@ -197,7 +210,7 @@ func (a *attempt) commit(ctx context.Context, op string) (*Result, error) {
 		req := controlplane.ApplyRequest{
 			Lever: lever.Lever{Kind: a.ks.Kind, Target: t.Name, Value: a.value, ActionID: a.id, Actor: a.leverActor,
 				Reason: a.spec.Reason, Incident: a.incident, CreatedAt: now, ExpiresAt: now.Add(a.spec.TTL)},
-			Expected: st.version, Current: st.cur, Entry: e, IdempotencyKey: a.idemKey(t.Name),
+			Expected: st.version, Current: st.cur, Entry: e, IdempotencyKey: a.idemKey(t.Name), RequestHash: a.requestHash(),
 		}
 		if i == 0 { // one action spends one change of the budget
 			req.Head, req.Rate = a.head, a.rateCharge()
@@ -213,6 +226,7 @@ func (a *attempt) commit(ctx context.Context, op string) (*Result, error) {
 		res.Targets = append(res.Targets, TargetResult{Target: t.Name, Before: st.cur, After: r.Lever, Version: r.Version,
 			Evidence: a.evidence[t.Name], JournalEntry: r.Entry.ID, Replayed: r.Replayed})
 	}
+	settleExpiry(res)
 	return res, nil
 }
 
@@ -234,6 +248,9 @@ func (a *attempt) replay(ctx context.Context) (bool, error) {
 			rest = append(rest, t)
 			continue
 		}
+		if err := controlplane.CheckReplay(a.idemKey(t.Name), a.requestHash(), r); err != nil {
+			return false, err
+		}
 		a.id = r.Lever.ActionID
 		a.forced = r.Entry.Forced
 		a.incident = r.Lever.Incident
@@ -242,6 +259,10 @@ func (a *attempt) replay(ctx context.Context) (bool, error) {
 			Version: r.Version, Evidence: r.Entry.Evidence, JournalEntry: r.Entry.ID, Replayed: true})
 	}
 	a.targets = rest
+	if len(rest) == 0 && len(a.replayed) > 0 { // all replayed: the first result, as it was then
+		first := a.replayed[0].After
+		a.spec.Reason, a.leverActor = first.Reason, first.Actor
+	}
 	if len(a.replayed) > 0 {
 		a.guards = append(a.guards, GuardResult{Guard: "idempotency", Status: StatusReplayed,
 			Detail: fmt.Sprintf("%d target(s) already applied with this key; nothing changed for them", len(a.replayed))})

@@ -53,13 +53,16 @@ func (s *Store) Levers(ctx context.Context) ([]lever.Lever, error) {
 		return nil, s.classify("list levers", err, false)
 	}
 	levers := make([]lever.Lever, 0, len(vals))
+	now := time.Now()
 	for _, v := range vals {
 		str, ok := v.(string)
 		if !ok {
 			continue // expired between the two reads
 		}
 		var l lever.Lever
-		if json.Unmarshal([]byte(str), &l) == nil {
+		// Absent from expires_at on, even in the millisecond Redis still
+		// returns the key.
+		if json.Unmarshal([]byte(str), &l) == nil && l.Live(now) {
 			levers = append(levers, l)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stormctl/stormctl/lever"
@@ -160,6 +161,11 @@ func (s *Store) decodeSnapshot(r SnapshotRequest, c *snapshotCmds) (*Snapshot, e
 			lr.Lever = &lever.Lever{}
 			if err := json.Unmarshal([]byte(raw), lr.Lever); err != nil {
 				return nil, fmt.Errorf("lever %s: %w", lever.Member(r.Kind, t), err)
+			}
+			// Redis still returns a key in the millisecond of its expiry;
+			// every reader treats the lever as absent from expires_at on.
+			if !lr.Lever.Live(time.Now()) {
+				lr.Lever = nil
 			}
 		}
 		snap.Levers[t] = lr

@@ -184,18 +184,26 @@ func TestConflictIsTypedAndJournaled(t *testing.T) {
 func TestIdempotencyKeyReturnsFirstResult(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t, testenv.StartRedis(t, testenv.RedisOptions{}), "", "")
-	req := ApplyRequest{Lever: retriesLever("checkout", "off", time.Hour), IdempotencyKey: "runbook-7-step-2"}
+	req := ApplyRequest{Lever: retriesLever("checkout", "off", time.Hour), IdempotencyKey: "runbook-7-step-2", RequestHash: "sha256:first"}
 	first, err := s.Apply(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Lever.Value = "cap:3" // a retried step, even with drifted arguments, must not act twice
-	again, err := s.Apply(ctx, req)
+	again, err := s.Apply(ctx, req) // a retried step: the same request
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !again.Replayed || again.Lever.ActionID != first.Lever.ActionID || again.Entry.Hash != first.Entry.Hash {
+	if !again.Replayed || again.Lever.ActionID != first.Lever.ActionID || again.Entry.Hash != first.Entry.Hash ||
+		!again.Lever.ExpiresAt.Equal(first.Lever.ExpiresAt) || again.Version != first.Version {
 		t.Fatalf("replay %+v, first %+v", again, first)
+	}
+	// The key reused for another request (another value): refused, exit 2,
+	// and nothing of it done.
+	req.Lever.Value, req.RequestHash = "cap:3", "sha256:other"
+	_, err = s.Apply(ctx, req)
+	var reused *KeyReusedError
+	if !errors.As(err, &reused) || exit.Code(err) != exit.Usage || reused.First.Lever.ActionID != first.Lever.ActionID {
+		t.Fatalf("reused key: %v (exit %d), want a *KeyReusedError naming the first action", err, exit.Code(err))
 	}
 	if n := len(journalEntries(t, s)); n != 1 {
 		t.Fatalf("journal has %d entries, want 1", n)

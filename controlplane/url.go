@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -85,8 +86,8 @@ func parseEndpoint(cfg config.Redis, getenv func(string) string) (*endpoint, err
 	default:
 		return nil, exit.NewUsage(fmt.Errorf("redis URL %s: scheme must be redis, rediss, redis+sentinel or rediss+sentinel", redactURL(u)))
 	}
-	if p := strings.Trim(u.Path, "/"); p != "" {
-		return nil, exit.NewUsage(fmt.Errorf("redis URL %s: stormctl uses database 0; remove the path %q", redactURL(u), u.Path))
+	if err := checkDatabase(u); err != nil {
+		return nil, exit.NewUsage(err)
 	}
 	if len(q) > 0 {
 		return nil, exit.NewUsage(fmt.Errorf("redis URL %s: unknown parameters (only addr= and cluster=true are understood)", redactURL(u)))
@@ -110,6 +111,21 @@ func parseEndpoint(cfg config.Redis, getenv func(string) string) (*endpoint, err
 	ep.opts = o
 	ep.display = redactURL(u)
 	return ep, nil
+}
+
+// checkDatabase accepts the standard path /0 (or none) and refuses any other
+// database: every reader of the levers — services' flag providers, flagd,
+// the dashboard — looks in database 0, and Redis Cluster has no other, so a
+// lever written elsewhere would be obeyed by nobody.
+func checkDatabase(u *url.URL) error {
+	p := strings.TrimPrefix(u.Path, "/")
+	if p == "" || p == "0" {
+		return nil
+	}
+	if n, err := strconv.Atoi(p); err == nil && n > 0 {
+		return fmt.Errorf("redis URL %s: database %d refused: stormctl keeps levers in database 0, where every service's flag provider and flagd read them (and Redis Cluster has only database 0); use /0 or no path", redactURL(u), n)
+	}
+	return fmt.Errorf("redis URL %s: path %q is not a database number; stormctl uses database 0: use /0 or no path", redactURL(u), u.Path)
 }
 
 func hostPort(h, port string) string {

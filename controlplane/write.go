@@ -42,6 +42,10 @@ type ApplyRequest struct {
 	// IdempotencyKey, if set, makes a repeated apply return the first
 	// result (Replayed) and change nothing, for 24 hours.
 	IdempotencyKey string
+	// RequestHash binds the key to what the request does (kind, targets,
+	// value, TTL…), as the caller hashes it: the key answers only a request
+	// with the same hash, and any other is a *KeyReusedError.
+	RequestHash string
 	// Rate, if set, counts the apply against a rate limit in the same
 	// script: a spent budget writes nothing and is a *RateLimitedError,
 	// which the caller journals.
@@ -59,6 +63,8 @@ type Result struct {
 	Entry journal.Entry `json:"entry"`
 	// Replayed is true when an idempotency key returned an earlier result.
 	Replayed bool `json:"replayed,omitempty"`
+	// RequestHash is the ApplyRequest's, stored with the idempotency key.
+	RequestHash string `json:"request_hash,omitempty"`
 }
 
 // Apply writes a lever if its version is still Expected. A version that
@@ -93,7 +99,7 @@ func (s *Store) Apply(ctx context.Context, r ApplyRequest) (Result, error) {
 	e.Outcome = "applied"
 	return s.commit(ctx, write{
 		op: "apply " + lever.Member(l.Kind, l.Target), kind: l.Kind, target: l.Target,
-		expected: r.Expected, head: r.Head, entry: e, set: &l, mode: "apply", idemKey: r.IdempotencyKey, rate: r.Rate,
+		expected: r.Expected, head: r.Head, entry: e, set: &l, mode: "apply", idemKey: r.IdempotencyKey, reqHash: r.RequestHash, rate: r.Rate,
 	})
 }
 
@@ -170,6 +176,7 @@ type write struct {
 	set      *lever.Lever // nil deletes
 	mode     string
 	idemKey  string
+	reqHash  string
 	rate     *RateCharge
 }
 
@@ -198,7 +205,7 @@ func (s *Store) commit(ctx context.Context, w write) (Result, error) {
 		if err != nil {
 			return Result{}, fmt.Errorf("%s: %w", w.op, err)
 		}
-		res := Result{Lever: w.set, Version: w.expected + 1, Entry: sealed}
+		res := Result{Lever: w.set, Version: w.expected + 1, Entry: sealed, RequestHash: w.reqHash}
 		first := []byte{}
 		if w.idemKey != "" {
 			first, _ = json.Marshal(res)
@@ -219,6 +226,9 @@ func (s *Store) commit(ctx context.Context, w write) (Result, error) {
 				return Result{}, fmt.Errorf("%s: stored result of idempotency key %q: %w", w.op, w.idemKey, err)
 			}
 			prior.Replayed = true
+			if err := CheckReplay(w.idemKey, w.reqHash, &prior); err != nil {
+				return Result{}, err // nothing written: the script replied before any write
+			}
 			return prior, nil
 		case "conflict":
 			return Result{}, s.refuseConflict(ctx, w, reply)

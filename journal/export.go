@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/stormctl/stormctl/internal/sanitize"
 )
 
 // Format is an export format.
@@ -234,10 +236,14 @@ func exportCSV(w io.Writer, entries iter.Seq2[Entry, error], f Filter, t *tally,
 		if user == "" {
 			user = e.RedisUserNote
 		}
-		return cw.Write([]string{e.ID, e.Time.UTC().Format(time.RFC3339Nano), string(e.Event), e.Actor, user, e.Incident,
+		row := []string{e.ID, e.Time.UTC().Format(time.RFC3339Nano), string(e.Event), e.Actor, user, e.Incident,
 			e.Playbook, e.Step, e.PlaybookVersion, e.ActionID, e.Kind, e.Target, e.Value, e.TTL.String(), e.Reason,
 			strconv.FormatBool(e.Forced), evidenceText(e.Evidence, "; "), e.Previous.text(), e.New.text(),
-			e.Outcome, e.Error, strconv.FormatBool(e.Offline), e.PrevHash, e.Hash})
+			e.Outcome, e.Error, strconv.FormatBool(e.Offline), e.PrevHash, e.Hash}
+		for i, c := range row {
+			row[i] = sanitize.CSVCell(c) // no control characters, no formulas
+		}
+		return cw.Write(row)
 	})
 	if err != nil {
 		return n, err

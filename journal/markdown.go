@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/stormctl/stormctl/internal/sanitize"
 )
 
 const mdTime = "2006-01-02 15:04:05"
@@ -26,7 +28,7 @@ func exportMarkdown(w io.Writer, entries iter.Seq2[Entry, error], f Filter) (int
 		open: map[string]LeverState{}, kinds: map[string]string{}}
 	title := "Post-incident timeline"
 	if f.Incident != "" {
-		title += ": incident " + f.Incident
+		title += ": incident " + sanitize.Line(f.Incident)
 	}
 	fmt.Fprintf(w, "# %s\n\nTimes are UTC. Each action shows who took it, why, on what evidence, and how it ended.\n", title)
 	n, err := each(entries, f, func(e Entry) error { t.row(e); return nil })
@@ -40,6 +42,7 @@ func exportMarkdown(w io.Writer, entries iter.Seq2[Entry, error], f Filter) (int
 
 func (t *timeline) row(e Entry) {
 	if g := e.Playbook + "\x00" + e.PlaybookVersion; g != t.group {
+		e.Playbook, e.PlaybookVersion = sanitize.Line(e.Playbook), sanitize.Line(e.PlaybookVersion)
 		t.group = g
 		switch {
 		case e.Playbook == "":
@@ -118,7 +121,7 @@ func (t *timeline) tail() {
 	slices.Sort(ids)
 	for _, id := range ids {
 		s := t.open[id]
-		fmt.Fprintf(t.w, "- %s = `%s`: action `%s` of %s, until %s\n", t.kinds[id], s.Value, id, s.Actor, s.ExpiresAt.UTC().Format(mdTime))
+		fmt.Fprintf(t.w, "- %s\n", sanitize.Line(fmt.Sprintf("%s = `%s`: action `%s` of %s, until %s", t.kinds[id], s.Value, id, s.Actor, s.ExpiresAt.UTC().Format(mdTime))))
 	}
 }
 
@@ -168,4 +171,7 @@ func what(e Entry) string {
 
 var cellEscaper = strings.NewReplacer("|", `\|`, "\r\n", "<br>", "\n", "<br>", "\r", "<br>")
 
-func cell(s string) string { return cellEscaper.Replace(s) }
+// cell is one table cell: line breaks become <br>, pipes are escaped, and
+// any other control character (an ESC, OSC 52, a bidi override) is shown
+// as text, so the timeline cannot act on a terminal that prints it.
+func cell(s string) string { return sanitize.Line(cellEscaper.Replace(s)) }

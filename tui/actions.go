@@ -144,6 +144,9 @@ func (m *Model) actionMsg(msg tea.Msg) tea.Cmd {
 	case dialog.ApplyRequest:
 		return func() tea.Msg {
 			res, err := a.Apply(WithTyped(ctx, msg.Typed), withWho(msg.Spec))
+			if pend := (*actions.PendingError)(nil); errors.As(err, &pend) {
+				return doneMsg{text: pend.Error()} // nothing applied: say only that
+			}
 			return doneMsg{text: appliedText(res), err: err}
 		}
 	case dialog.ReleaseRequest:

@@ -46,7 +46,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			msg.feed.stop()
 			return m, m.resubscribeLater("the change feed closed")
 		}
-		m.levers.Apply(msg.change)
+		m.levers.Apply(safeChange(msg.change))
 		return m, waitChange(msg.feed)
 	case resubscribeMsg:
 		return m, m.subscribe()
@@ -54,7 +54,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.err != nil {
 			return m, m.fail("levers", msg.err)
 		}
-		m.levers.SetLevers(msg.levers)
+		m.levers.SetLevers(safeLevers(msg.levers))
 		m.levers.Prune()
 	case acksMsg:
 		m.header.Redis = header.Health{Configured: true, Known: true, OK: msg.err == nil, RTT: msg.rtt}
@@ -70,12 +70,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.err != nil {
 			return m, m.fail("approvals", msg.err)
 		}
-		m.levers.SetApprovals(msg.approvals)
+		m.levers.SetApprovals(safeApprovals(msg.approvals))
 	case tailMsg:
 		if msg.err != nil {
 			return m, tea.Batch(m.fail("journal", msg.err), m.refollowLater(msg.after))
 		}
-		m.journal.Add(msg.entries...)
+		m.journal.Add(safeEntries(msg.entries)...)
 		return m, m.follow(msg.after)
 	case followStartMsg:
 		return m, waitFollow(msg.ch, msg.after)
@@ -133,7 +133,7 @@ func (m *Model) followed(msg followMsg) tea.Cmd {
 		m.setStatus("journal: "+it.err.Error(), true)
 		return waitFollow(msg.ch, after)
 	}
-	m.journal.Add(it.entry)
+	m.journal.Add(safeEntries([]journal.Entry{it.entry})...)
 	var cmd tea.Cmd
 	if (it.entry.Event == journal.ActionRequested || it.entry.Event == journal.ActionApproved) && m.deps.Actions != nil {
 		cmd = m.readApprovals()

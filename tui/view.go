@@ -6,6 +6,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/stormctl/stormctl/internal/sanitize"
 	"github.com/stormctl/stormctl/tui/common"
 	"github.com/stormctl/stormctl/tui/keymap"
 )
@@ -86,7 +87,9 @@ func (m *Model) View() string {
 	default:
 		body = lipgloss.JoinVertical(lipgloss.Left, m.signals.View(), m.lowerView())
 	}
-	return strings.Join([]string{head, body, m.statusLine(), m.helpLine()}, "\n")
+	// The last guard: whatever untrusted text reached the frame shows as
+	// text; only the frame's own styles act on the terminal.
+	return sanitize.Frame(strings.Join([]string{head, body, m.statusLine(), m.helpLine()}, "\n"))
 }
 
 func (m *Model) lowerView() string {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stormctl/stormctl/actions"
 	"github.com/stormctl/stormctl/internal/exit"
+	"github.com/stormctl/stormctl/internal/output"
 )
 
 func newActionCmd(f *Factory) *cobra.Command {
@@ -54,7 +55,7 @@ func (o *applyOptions) bind(cmd *cobra.Command) {
 	fs.BoolVar(&o.yes, "yes", false, "confirm without typing the target (scripts)")
 	fs.BoolVar(&o.force, "force", false, "act without supporting evidence (journaled as forced)")
 	fs.BoolVar(&o.supersede, "supersede", false, "replace a lever another action holds (releasing this one restores it)")
-	fs.StringVar(&o.key, "idempotency-key", "", "a retried command with the same key returns the first result and changes nothing")
+	fs.StringVar(&o.key, "idempotency-key", "", "a retried command with the same key and arguments returns the first result and changes nothing; the key reused with other arguments exits 2")
 	fs.StringVar(&o.incident, "incident", "", "incident to attach (default: the current one)")
 	fs.IntVar(&o.targets, "targets", 0, "the number of targets, required when the list is longer than the blast radius")
 }
@@ -122,7 +123,14 @@ func runAction(ctx context.Context, f *Factory, op string, spec actions.Spec) er
 		res, err = s.Apply(ctx, spec)
 	}
 	var pending *actions.PendingError
-	if res != nil && (err == nil || op == "plan" || errors.As(err, &pending)) {
+	if errors.As(err, &pending) && op != "plan" {
+		// Nothing was applied: a table would read as if it had been. The
+		// error alone says that approval is pending and what to run.
+		if ft, _ := f.Output(); ft == output.Table {
+			return err
+		}
+	}
+	if res != nil && (err == nil || op == "plan" || pending != nil) {
 		if perr := printResult(f, res); perr != nil {
 			return perr
 		}
@@ -172,7 +180,7 @@ func newActionExtendCmd(f *Factory) *cobra.Command {
 		Short: "Move an action's expiry to now + TTL (at most the kind's maximum)",
 		Args:  usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if ttl <= 0 {
+			if ttl == 0 { // a negative or too short TTL is the TTL guard's to refuse, on the record
 				return exit.NewUsage(errors.New("--ttl is required: the new time left, from now"))
 			}
 			return runChange(cmd.Context(), f, func(s *actions.Service, actor string) (*actions.Result, error) {

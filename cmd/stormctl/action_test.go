@@ -60,6 +60,18 @@ func (e *actionEnv) run(actor, in string, args ...string) (string, string, int) 
 	return out.String(), errOut.String(), code
 }
 
+// runTTY runs stormctl as alice with stdout on a terminal or in a pipe.
+func (e *actionEnv) runTTY(tty bool, args ...string) (string, string, int) {
+	e.t.Helper()
+	for k, v := range e.env {
+		e.t.Setenv(k, v)
+	}
+	io, _, out, errOut := iostreams.Test()
+	io.SetTTY(false, tty)
+	code := Main(args, io)
+	return out.String(), errOut.String(), code
+}
+
 func (e *actionEnv) expect(code int, actor string, args ...string) (map[string]any, string) {
 	e.t.Helper()
 	out, errOut, got := e.run(actor, "", args...)

@@ -132,7 +132,7 @@ func runDash(ctx context.Context, f *Factory, o *dashOptions, extra *dashExtra) 
 	}}
 	m := tui.New(ctx, deps, tui.Options{Context: cfg.Name, Actor: cfg.Actor, Incident: incident, ReadOnly: o.readOnly,
 		Signals: plan, Refresh: o.refresh})
-	prog = tea.NewProgram(m, tea.WithAltScreen(), tea.WithInput(f.IO.In), tea.WithOutput(f.IO.Out), tea.WithContext(ctx))
+	prog = tea.NewProgram(m, tea.WithAltScreen(), tea.WithInput(f.IO.In), tea.WithOutput(f.IO.RawOut()), tea.WithContext(ctx))
 	go func() {
 		for _, w := range warnings {
 			prog.Send(tui.ErrorStatus(w))

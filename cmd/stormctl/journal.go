@@ -15,6 +15,7 @@ import (
 	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/internal/output"
+	"github.com/stormctl/stormctl/internal/sanitize"
 	"github.com/stormctl/stormctl/journal"
 )
 
@@ -128,13 +129,14 @@ func tailPrinter(w io.Writer, asJSON, tty bool) func(journal.Record) error {
 		}
 		what := strings.TrimSpace(strings.Join([]string{e.Kind, e.Target, e.Value}, " "))
 		outcome := strings.Trim(strings.Join([]string{e.Outcome, e.Error}, ": "), ": ")
-		_, err := fmt.Fprintln(w, strings.Join([]string{e.Time.UTC().Format(time.DateTime), string(e.Event), e.Actor,
-			what, oneLine(e.Reason), oneLine(outcome)}, sep))
+		fields := []string{e.Time.UTC().Format(time.DateTime), string(e.Event), e.Actor, what, e.Reason, outcome}
+		for i, s := range fields {
+			fields[i] = sanitize.Line(s) // one safe line each, whatever Redis holds
+		}
+		_, err := fmt.Fprintln(w, strings.Join(fields, sep))
 		return err
 	}
 }
-
-func oneLine(s string) string { return strings.NewReplacer("\n", " ", "\t", " ").Replace(s) }
 
 type journalSourceOptions struct {
 	file string

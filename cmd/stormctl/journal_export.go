@@ -97,7 +97,13 @@ func runJournalExport(ctx context.Context, f *Factory, o *journalExportOptions) 
 	}
 	defer done()
 	var n int
-	err = writeOut(o.out, f.IO.Out, func(w io.Writer) error {
+	stdout := f.IO.Out
+	if format == journal.JSONL && !f.IO.IsStdoutTTY() {
+		// Piped, the export is the record itself and must verify byte for
+		// byte, as --out writes it; JSON escapes C0 controls already.
+		stdout = f.IO.RawOut()
+	}
+	err = writeOut(o.out, stdout, func(w io.Writer) error {
 		if format == journal.HTML {
 			var warnings []string
 			n, warnings, err = writeHTMLReport(ctx, f, o, w, recs, head, flt)

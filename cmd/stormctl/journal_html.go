@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stormctl/stormctl/internal/sanitize"
 	"github.com/stormctl/stormctl/journal"
 )
 
@@ -30,7 +31,7 @@ func writeHTMLReport(ctx context.Context, f *Factory, o *journalExportOptions, w
 	} else {
 		rep.Charts, warnings = fetchCharts(ctx, f, rep)
 		for i, w := range warnings {
-			warnings[i] = oneLine(journal.Printable(w))
+			warnings[i] = sanitize.Line(w)
 		}
 	}
 	rep.Proof.Commands = o.verifyCommands(flt)

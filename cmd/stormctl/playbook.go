@@ -12,6 +12,7 @@ import (
 
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/internal/output"
+	"github.com/stormctl/stormctl/internal/sanitize"
 	"github.com/stormctl/stormctl/internal/yamlfile"
 	"github.com/stormctl/stormctl/playbooks"
 )
@@ -177,7 +178,7 @@ func newPlaybookValidateCmd(f *Factory) *cobra.Command {
 // order, then the steps that undo them.
 func printPlaybook(f *Factory, pb *playbooks.Playbook) error {
 	w := f.IO.Out
-	fmt.Fprintf(w, "%s: %s\n", pb.Name, pb.Title)
+	fmt.Fprintf(w, "%s: %s\n", pb.Name, sanitize.Line(pb.Title))
 	if pb.Summary != "" {
 		fmt.Fprintf(w, "\n%s\n", wrap(pb.Summary, 88, ""))
 	}
@@ -204,7 +205,7 @@ func printPlaybook(f *Factory, pb *playbooks.Playbook) error {
 			continue
 		}
 		n++
-		fmt.Fprintf(w, "%3d. %-7s %s  %s\n", n, s.Type, s.ID, s.Title)
+		fmt.Fprintf(w, "%3d. %-7s %s  %s\n", n, s.Type, s.ID, sanitize.Line(s.Title))
 		for _, line := range stepDetails(s, playbooks.Placeholders) {
 			fmt.Fprintf(w, "              %s\n", line)
 		}
@@ -212,7 +213,7 @@ func printPlaybook(f *Factory, pb *playbooks.Playbook) error {
 	if len(undo) > 0 {
 		fmt.Fprintf(w, "\nRollback steps (run one with `stormctl playbook run %s --step ID`):\n", pb.Name)
 		for _, s := range undo {
-			fmt.Fprintf(w, "     %-7s %s  %s (undoes %s)\n", s.Type, s.ID, s.Title, s.RollbackOf())
+			fmt.Fprintf(w, "     %-7s %s  %s (undoes %s)\n", s.Type, s.ID, sanitize.Line(s.Title), s.RollbackOf())
 			for _, line := range stepDetails(s, playbooks.Placeholders) {
 				fmt.Fprintf(w, "              %s\n", line)
 			}

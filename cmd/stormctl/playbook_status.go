@@ -107,7 +107,7 @@ func printStatus(f *Factory, tty bool, rep statusReport) error {
 		if st.Error != "" {
 			outcome = st.Error
 		}
-		t.Row(st.ID, string(st.Type), status, st.Actor, at, st.Version, oneLine(outcome))
+		t.Row(st.ID, string(st.Type), status, st.Actor, at, st.Version, outcome)
 	}
 	return t.Flush()
 }

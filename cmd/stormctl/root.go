@@ -18,6 +18,7 @@ import (
 // Main runs stormctl with args and returns the process exit code. Every
 // error is printed once to stderr and mapped to its code here, nowhere else.
 func Main(args []string, io *iostreams.IOStreams) int {
+	defer io.Guard()()
 	f := newFactory(io, os.Getenv)
 	root := newRootCmd(f)
 	root.SetArgs(args)

@@ -7,12 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"text/tabwriter"
-	"unicode"
 
-	"github.com/goccy/go-yaml"
+	"github.com/stormctl/stormctl/internal/sanitize"
 )
 
 // Format is an output format selected with -o.
@@ -58,26 +56,6 @@ func Structured(w io.Writer, f Format, v any) error {
 	return err
 }
 
-// jsonToYAML is yaml.JSONToYAML, except that a string holding control
-// characters (text from a server or a user) is written double-quoted with
-// escapes, as JSON does: the YAML library would write them raw, and a raw
-// ESC or CR on a terminal rewrites what the reader sees.
-func jsonToYAML(data []byte) ([]byte, error) {
-	var v any
-	if err := yaml.UnmarshalWithOptions(data, &v, yaml.UseOrderedMap()); err != nil {
-		return nil, err
-	}
-	return yaml.MarshalWithOptions(v, yaml.CustomMarshaler[string](func(s string) ([]byte, error) {
-		if strings.IndexFunc(s, isEscaped) < 0 {
-			return yaml.Marshal(s)
-		}
-		// Go's escapes (\a \b \f \n \r \t \v \xNN \uNNNN) are all YAML escapes too.
-		return []byte(strconv.Quote(s)), nil
-	}))
-}
-
-func isEscaped(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }
-
 // TablePrinter collects rows and prints them aligned under a header on a
 // terminal, or as tab-separated rows without a header otherwise, so that
 // `cut` and `awk` see stable columns.
@@ -93,8 +71,16 @@ func NewTable(w io.Writer, tty bool, header ...string) *TablePrinter {
 	return &TablePrinter{w: w, tty: tty, header: header}
 }
 
-// Row adds one row; missing cells print empty.
-func (t *TablePrinter) Row(cells ...string) { t.rows = append(t.rows, cells) }
+// Row adds one row; missing cells print empty. Each cell is made one safe
+// line (sanitize.Line): text from Redis or Prometheus can neither act on
+// the terminal nor forge a row or a column with a newline or a tab.
+func (t *TablePrinter) Row(cells ...string) {
+	safe := make([]string, len(cells))
+	for i, c := range cells {
+		safe[i] = sanitize.Line(c)
+	}
+	t.rows = append(t.rows, safe)
+}
 
 // Len returns the number of rows added.
 func (t *TablePrinter) Len() int { return len(t.rows) }

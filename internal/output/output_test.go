@@ -87,3 +87,51 @@ func TestStructuredYAMLEscapesControlCharacters(t *testing.T) {
 		t.Errorf("YAML does not read back the same strings: %q", back)
 	}
 }
+
+// TestYAMLKeepsHostileTextExact: a string with control characters is
+// written double-quoted with escapes, so the YAML is valid, decodes to the
+// exact text and carries no raw control byte; other strings are unchanged.
+func TestYAMLKeepsHostileTextExact(t *testing.T) {
+	hostile := "a\x1b]0;pwned\x07\u009b2J\u202eok\nnext"
+	v := map[string]any{"reason": hostile, "target": "checkout->payments", "list": []string{hostile}}
+	var buf bytes.Buffer
+	if err := Structured(&buf, YAML, v); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, b := range []string{"\x1b", "\x07", "\u009b", "\u202e"} {
+		if strings.Contains(out, b) {
+			t.Fatalf("raw %q in YAML:\n%s", b, out)
+		}
+	}
+	var back struct {
+		Reason string   `yaml:"reason"`
+		Target string   `yaml:"target"`
+		List   []string `yaml:"list"`
+	}
+	if err := yaml.Unmarshal(buf.Bytes(), &back); err != nil || back.Reason != hostile || back.List[0] != hostile || back.Target != "checkout->payments" {
+		t.Fatalf("decoded %+v %v from:\n%s", back, err, out)
+	}
+	if !strings.Contains(out, "target: checkout->payments\n") {
+		t.Fatalf("a plain string changed style:\n%s", out)
+	}
+}
+
+// TestTableCellsCannotForgeRows: a cell's newline, tab or escape is shown
+// as text, so a pipe still sees one row of two columns.
+func TestTableCellsCannotForgeRows(t *testing.T) {
+	for _, tty := range []bool{false, true} {
+		var buf bytes.Buffer
+		p := NewTable(&buf, tty, "actor", "reason")
+		p.Row("mallory", "ok\n2026-01-01\tforged\x1b[2J")
+		if err := p.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+		last := lines[len(lines)-1]
+		if len(lines) != map[bool]int{false: 1, true: 2}[tty] || strings.Contains(buf.String(), "\x1b") ||
+			!strings.Contains(last, `ok\u000a2026-01-01\u0009forged\u001b[2J`) {
+			t.Fatalf("tty %v: %q", tty, buf.String())
+		}
+	}
+}

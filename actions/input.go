@@ -1,0 +1,23 @@
+package actions
+
+import "github.com/stormctl/stormctl/internal/sanitize"
+
+// plainInput is free text as the journal keeps it: line breaks folded to
+// spaces. Text with other control characters (an ESC sequence, OSC 52, a
+// bidi override) is kept only in its escaped, printable form, with the
+// error that makes the guards refuse it.
+func plainInput(field, s string) (string, error) {
+	clean, err := sanitize.Input(field, s)
+	if err != nil {
+		return sanitize.Line(s), err
+	}
+	return clean, nil
+}
+
+// checkInput refuses an attempt whose actor or reason is not plain text.
+func (a *attempt) checkInput(field string) verdict {
+	if err := a.inputErrs[field]; err != nil {
+		return refuse("type it as plain text: it is printed on every responder's terminal and in every export", "%v", err)
+	}
+	return verdict{}
+}
