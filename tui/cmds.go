@@ -20,6 +20,7 @@ type (
 	signalsMsg     struct {
 		results []queries.Result
 		at      time.Time
+		gen     int // the targets' generation it answers
 	}
 	leversMsg struct {
 		levers []lever.Lever
@@ -92,8 +93,8 @@ func (m *Model) refresh() tea.Cmd {
 	m.refreshSeq++
 	now := m.Now()
 	reqs := signals.Requests(m.targets, now)
-	q, ctx := m.deps.Querier, m.Ctx
-	return func() tea.Msg { return signalsMsg{results: q.RunAll(ctx, reqs), at: now} }
+	q, ctx, gen := m.deps.Querier, m.Ctx, m.gen
+	return func() tea.Msg { return signalsMsg{results: q.RunAll(ctx, reqs), at: now, gen: gen} }
 }
 
 func (m *Model) scheduleRefresh() tea.Cmd {

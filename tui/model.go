@@ -86,6 +86,11 @@ type Model struct {
 	refreshSeq int
 	refreshing bool
 	feedRetry  time.Duration
+
+	// gen counts target changes (drilling into a service and back): a
+	// refresh of older targets is dropped when it arrives.
+	gen   int
+	drill string
 }
 
 // New builds the dashboard. ctx bounds every command it starts: cancel it
@@ -129,6 +134,7 @@ func New(ctx context.Context, deps Deps, opts Options) *Model {
 	}
 	if opts.Signals.Catalog != nil {
 		m.targets = opts.Signals.Targets()
+		m.signals.SetFleet(opts.Signals.Fleet(), nil, "")
 	}
 	m.filter = textinput.New()
 	m.filter.Prompt = "/ "

@@ -46,7 +46,7 @@ func (m *Model) layout() {
 		m.playbook.SetSize(right, pb)
 		m.journal.SetSize(right, h-lv-pb)
 	} else {
-		top := min(max(len(m.signals.Panels())+2, 5), h/2)
+		top := min(max(m.signals.Rows()+2, 5), h/2)
 		if !m.signalsLoaded() {
 			top = min(5, h/2)
 		}

@@ -11,6 +11,8 @@ type KeyMap struct {
 	Quit, Help, Filter, Refresh key.Binding
 	NextFocus, PrevFocus        key.Binding
 	Up, Down, Left, Right       key.Binding
+	// Drill opens the selected service of the fleet view; Back returns.
+	Drill, Back key.Binding
 
 	// Mutating: disabled in read-only mode.
 	RunStep, Action, Release, Extend key.Binding
@@ -37,6 +39,8 @@ func DefaultKeyMap(readOnly bool) *KeyMap {
 		Down:      key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
 		Left:      key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/h", "left")),
 		Right:     key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "right")),
+		Drill:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "drill into service")),
+		Back:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back to the fleet")),
 
 		RunStep: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "run selected step")),
 		Action:  key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "pull a lever (plan first)")),

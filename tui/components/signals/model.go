@@ -33,6 +33,10 @@ type Model struct {
 	filter  string
 	at      time.Time
 	loaded  bool
+
+	fleet     bool      // the fleet view: ranked rows grouped by service
+	summaries []Summary // the fleet's counts, one per query
+	drill     string    // the service drilled into from the fleet
 }
 
 // New returns an empty signals section.
@@ -67,6 +71,9 @@ func (m *Model) apply() {
 			m.visible = append(m.visible, i)
 		}
 	}
+	if m.fleet {
+		m.rankVisible()
+	}
 	m.sel = min(m.sel, max(len(m.visible)-1, 0))
 }
 
@@ -90,7 +97,7 @@ func (m *Model) Selected() (Panel, bool) {
 // grid says whether panels are cards, and how many a row: only when the
 // section is wide, and tall enough to show every card or a good many.
 func (m *Model) grid() (cols int, ok bool) {
-	if m.Width < gridMinWidth {
+	if m.Width < gridMinWidth || m.fleet {
 		return 1, false
 	}
 	cols = max(1, (m.Width-2)/cardMinWidth)
@@ -126,7 +133,14 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 
 // ShortHelp implements help.KeyMap.
 func (m *Model) ShortHelp() []key.Binding {
-	return []key.Binding{m.KeyMap.Up, m.KeyMap.Down, m.KeyMap.Action}
+	keys := []key.Binding{m.KeyMap.Up, m.KeyMap.Down, m.KeyMap.Action}
+	switch {
+	case m.fleet:
+		keys = append(keys, m.KeyMap.Drill)
+	case m.drill != "":
+		keys = append(keys, m.KeyMap.Back)
+	}
+	return keys
 }
 
 // FullHelp implements help.KeyMap.
@@ -136,6 +150,12 @@ func (m *Model) FullHelp() [][]key.Binding {
 
 func (m *Model) title() string {
 	t := "Signals"
+	switch {
+	case m.fleet:
+		t = "Fleet: worst first"
+	case m.drill != "":
+		t = "Signals: " + common.Printable(m.drill) + " (esc: back to the fleet)"
+	}
 	if m.filter != "" {
 		t += " (service ~ " + m.filter + ")"
 	}
@@ -144,6 +164,9 @@ func (m *Model) title() string {
 
 // View draws the section at its size.
 func (m *Model) View() string {
+	if m.fleet && m.loaded {
+		return m.fleetView()
+	}
 	if !m.loaded || len(m.visible) == 0 {
 		msg := "waiting for the first refresh…"
 		if m.loaded {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/queries"
+	"github.com/stormctl/stormctl/tui/common"
 )
 
 // State is what a panel shows beside its value.
@@ -65,6 +66,9 @@ func Build(targets []Target, results []queries.Result) []Panel {
 		res := results[i]
 		i++
 		base.Threshold = t.Rendered.Threshold
+		if t.Fleet != nil {
+			res.Series = queries.SplitFleet(t.Fleet, res.Series).Worst
+		}
 		out = append(out, fromResult(base, res)...)
 	}
 	return out
@@ -158,7 +162,7 @@ func seriesName(labels map[string]string) string {
 	if len(parts) == 0 {
 		return "all"
 	}
-	return strings.Join(parts, " ")
+	return common.Printable(strings.Join(parts, " "))
 }
 
 // FormatValue writes v in its unit, short enough for a panel.

@@ -1,0 +1,33 @@
+package tui
+
+import (
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/stormctl/stormctl/tui/components/signals"
+)
+
+// drillInto opens the selected row's service: every series of every query
+// in focus for it, asked for by service rather than reduced.
+func (m *Model) drillInto() tea.Cmd {
+	p, ok := m.signals.Selected()
+	if !ok || p.Service == "" {
+		return nil
+	}
+	return m.setTargets(m.opts.Signals.Drill(p.Service), p.Service)
+}
+
+// setTargets switches the panels to plan (the fleet when drill is "") and
+// refreshes at once; a refresh in flight for the old targets is dropped
+// when it arrives, and asks for the new ones then.
+func (m *Model) setTargets(plan signals.Plan, drill string) tea.Cmd {
+	m.gen++
+	m.drill = drill
+	m.targets = plan.Targets()
+	m.signals.SetFleet(plan.Fleet(), nil, drill)
+	m.signals.Reset()
+	if m.refreshing {
+		return nil
+	}
+	m.refreshSeq++ // replaces the scheduled refresh
+	return m.refresh()
+}
