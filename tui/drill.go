@@ -1,10 +1,23 @@
 package tui
 
 import (
+	"time"
+
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/stormctl/stormctl/queries"
 
 	"github.com/stormctl/stormctl/tui/components/signals"
 )
+
+// requests are one refresh's: in the fleet view, range queries only to
+// bring the history of the worst series once, then instant ones.
+func (m *Model) requests(now time.Time) []queries.Request {
+	if m.signals.Fleet() {
+		return signals.FleetRequests(m.targets, now, m.signals.NeedsBackfill())
+	}
+	return signals.Requests(m.targets, now)
+}
 
 // drillInto opens the selected row's service: every series of every query
 // in focus for it, asked for by service rather than reduced.

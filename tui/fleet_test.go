@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -91,6 +92,25 @@ func TestFleetViewAgainstPrometheus(t *testing.T) {
 	i17, i500, i998, i5 := strings.Index(v, "svc-0017"), strings.Index(v, "svc-0500"), strings.Index(v, "svc-0998"), strings.Index(v, "svc-0005")
 	if !(i17 >= 0 && i17 < i500 && i500 < i998 && i998 < i5) {
 		t.Errorf("services out of order on screen (17 at %d, 500 at %d, 998 at %d, 5 at %d):\n%s", i17, i500, i998, i5, v)
+	}
+
+	// The next refresh asks for one instant per query and appends to the
+	// history kept for the rows shown, capped at the sparkline's span.
+	if reqs := h.m.requests(t0); reqs[0].Range != nil {
+		t.Errorf("refresh after the backfill is a range query")
+	}
+	h.fire(refreshTickMsg{}, 10*time.Second)
+	h.until("the second refresh", func() bool {
+		p := h.m.signals.Panels()[0]
+		return len(p.Points) > 0 && p.Points[len(p.Points)-1].T.Equal(t0.Add(10*time.Second))
+	})
+	for _, p := range h.m.signals.Panels() {
+		if len(p.Points) > signals.MaxHistory || (p.State == signals.StateCrit && len(p.Points) != signals.MaxHistory) {
+			t.Errorf("%s keeps %d points, want %d", p.Key(), len(p.Points), signals.MaxHistory)
+		}
+	}
+	if p := h.m.signals.Panels()[0]; p.Key() != "amplification|svc-0017→payments" || math.Abs(p.Value-4) > 1e-6 {
+		t.Errorf("after an instant refresh the first row is %s %v", p.Key(), p.Value)
 	}
 
 	// Drill into the second service: every series of it, by service.

@@ -166,6 +166,6 @@ func (m *Model) rankVisible() {
 
 // Reset empties the section until the next SetPanels, for new targets.
 func (m *Model) Reset() {
-	m.panels, m.visible, m.loaded = nil, m.visible[:0], false
+	m.panels, m.visible, m.loaded, m.history = nil, m.visible[:0], false, nil
 	m.sel, m.start = 0, 0
 }

@@ -37,6 +37,7 @@ type Model struct {
 	fleet     bool      // the fleet view: ranked rows grouped by service
 	summaries []Summary // the fleet's counts, one per query
 	drill     string    // the service drilled into from the fleet
+	history   map[string][]queries.Point
 }
 
 // New returns an empty signals section.
@@ -48,6 +49,9 @@ func (m *Model) SetPanels(ps []Panel, at time.Time) {
 	key := ""
 	if p, ok := m.Selected(); ok {
 		key = p.Key()
+	}
+	if m.fleet {
+		m.keepHistory(ps, at)
 	}
 	m.panels, m.at, m.loaded = ps, at, true
 	m.apply()

@@ -119,7 +119,11 @@ func trend(pts []queries.Point) int {
 	if len(pts) <= trendBack {
 		return 0
 	}
-	now, then := pts[len(pts)-1].V, pts[len(pts)-1-trendBack].V
+	return change(pts[len(pts)-1].V, pts[len(pts)-1-trendBack].V)
+}
+
+// change is +1, 0 or -1: now against then, flat under 5%.
+func change(now, then float64) int {
 	if math.IsNaN(now) || math.IsNaN(then) || math.IsInf(now, 0) || math.IsInf(then, 0) {
 		return 0
 	}
