@@ -10,17 +10,12 @@ import (
 )
 
 // FleetLabel is the label a fleet expression adds to every series it
-// returns, to tell its parts apart: "worst", or a count (CountTotal,
-// CountWarn, CountCrit).
+// returns, to tell its parts apart: "worst" on the worst series, and on
+// the counts the level counted (count_values): "0" ok, "1" the first
+// level past the threshold, "2" the second, "NaN" no value.
 const FleetLabel = "stormctl_fleet"
 
-// Parts of a fleet result, as values of FleetLabel.
-const (
-	partWorst  = "worst"
-	CountTotal = "total"
-	CountWarn  = "warn" // series past warn, critical ones included
-	CountCrit  = "crit"
-)
+const partWorst = "worst"
 
 // MaxTop bounds the series a fleet expression returns: a refresh moves
 // what a screen can show, never the fleet.
@@ -28,16 +23,19 @@ const MaxTop = 500
 
 // Fleet is a query reduced on the server for a whole fleet: one expression
 // that returns the Top worst series (topk, or bottomk for a "below"
-// threshold) with their values, and the count of series in all, past
-// warn and past crit, so one request per query answers the fleet view
+// threshold) with their values, and the number of series at each level
+// of the threshold, so one request per query answers the fleet view
 // whatever the fleet's size.
 type Fleet struct {
 	*Rendered     // the per-series query it reduces
 	Top       int // how many worst series it returns
-	// Expr is the fleet expression. The worst series are chosen at the
-	// evaluation time (@ end()), so in a range query they keep the same
-	// members over the whole range: full history for the rows shown only.
+	// Expr is the fleet expression for an instant query: the query is
+	// evaluated twice, once for topk and once for the counts.
 	Expr string
+	// RangeExpr is the fleet expression for a range query: the worst are
+	// chosen at the end (@ end()), so they keep the same members over the
+	// whole range and bring their history, and only theirs.
+	RangeExpr string
 }
 
 // RenderFleet renders query id like Render, then reduces it for a fleet of
@@ -48,27 +46,32 @@ func (c *Catalog) RenderFleet(id, pack string, p Params, top int) (*Fleet, error
 	if err != nil {
 		return nil, err
 	}
-	top = min(max(top, 1), MaxTop)
-	expr, err := fleetExpr(r.Expr, r.Expr, r.Threshold, top)
+	f := &Fleet{Rendered: r, Top: min(max(top, 1), MaxTop)}
+	if f.Expr, err = fleetExpr(r.Expr, r.Expr, r.Threshold, f.Top, false); err == nil {
+		f.RangeExpr, err = fleetExpr(r.Expr, r.Expr, r.Threshold, f.Top, true)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("render %s for pack %s as a fleet query: %w", id, pack, err)
 	}
-	return &Fleet{Rendered: r, Top: top, Expr: expr}, nil
+	return f, nil
 }
 
-// HeldFleet is the fleet expression of the sustained values (see
+// HeldFleet is the instant fleet expression of the sustained values (see
 // Rendered.Sustained) of the series that are worst now, with the counts of
 // series whose level held over the threshold's for: window.
 func (f *Fleet) HeldFleet(step time.Duration) (string, error) {
-	return fleetExpr(f.Rendered.Sustained(step), f.Rendered.Expr, f.Threshold, f.Top)
+	return fleetExpr(f.Rendered.Sustained(step), f.Rendered.Expr, f.Threshold, f.Top, false)
 }
 
 // fleetExpr builds, from values and the expression the worst are ranked
 // by, one PromQL expression returning, told apart by FleetLabel:
 //
-//	values of the top worst series of rank, history over the whole range
-//	count(values) and count(values past warn), count(values past crit)
-func fleetExpr(values, rank string, th Threshold, top int) (string, error) {
+//	the values of the top worst series by rank
+//	count_values of each series' level (see levelExpr)
+//
+// For a range query every selector of rank and of the counts is pinned to
+// end(): Prometheus evaluates them once, not at every step.
+func fleetExpr(values, rank string, th Threshold, top int, forRange bool) (string, error) {
 	v, err := promql.ParseExpr(values)
 	if err != nil {
 		return "", err
@@ -77,30 +80,54 @@ func fleetExpr(values, rank string, th Threshold, top int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	atEnd(rk)
-	vEnd, _ := promql.ParseExpr(values) // parsed above
-	atEnd(vEnd)
+	counted := v
+	if forRange {
+		atEnd(rk)
+		counted, _ = promql.ParseExpr(values) // parsed above
+		atEnd(counted)
+	}
 	fn := "topk"
 	if th.Direction == Below {
 		fn = "bottomk"
 	}
-	part := func(e, name string) string {
-		return fmt.Sprintf("label_replace(%s, %q, %q, \"\", \"\")", e, FleetLabel, name)
+	worst := fmt.Sprintf("%s(%d, %s)", fn, top, rk)
+	if forRange || values != rank {
+		worst = fmt.Sprintf("(%s) and %s", v, worst)
 	}
-	out := part(fmt.Sprintf("(%s) and %s(%d, %s)", v, fn, top, rk), partWorst)
-	out += "\nor " + part(fmt.Sprintf("count(%s)", vEnd), CountTotal)
-	for _, l := range []struct {
-		name  string
-		limit *float64
-	}{{CountWarn, th.Warn}, {CountCrit, th.Crit}} {
-		if l.limit != nil {
-			out += "\nor " + part(fmt.Sprintf("count((%s) %s %s)", vEnd, th.op(), formatFloat(*l.limit)), l.name)
-		}
-	}
+	out := fmt.Sprintf("label_replace(%s, %q, %q, \"\", \"\")\nor count_values(%q, %s)",
+		worst, FleetLabel, partWorst, FleetLabel, levelExpr(counted.String(), th))
 	if _, err := promql.ParseExpr(out); err != nil {
 		return "", fmt.Errorf("invalid PromQL: %w", err)
 	}
 	return out, nil
+}
+
+// levelExpr maps each value of e to its level with one evaluation of e:
+// 0 ok, 1 past the first limit, 2 past the second. With warn w and crit c
+// (direction above) it is clamp(ceil((e - w) / (c - w)), 0, 2): at most w
+// gives 0 and at most c gives 1, the thresholds' strict comparisons. NaN
+// stays NaN.
+func levelExpr(e string, th Threshold) string {
+	lo, hi := th.Warn, th.Crit
+	if lo == nil {
+		lo, hi = hi, nil
+	}
+	past := fmt.Sprintf("(%s) - %s", e, lit(*lo))
+	if th.Direction == Below {
+		past = fmt.Sprintf("%s - (%s)", lit(*lo), e)
+	}
+	if hi == nil {
+		return fmt.Sprintf("clamp(ceil(%s), 0, 1)", past)
+	}
+	return fmt.Sprintf("clamp(ceil((%s) / %s), 0, 2)", past, lit(math.Abs(*hi-*lo)))
+}
+
+// lit is a float literal that parses in any position.
+func lit(v float64) string {
+	if v < 0 {
+		return "(" + formatFloat(v) + ")"
+	}
+	return formatFloat(v)
 }
 
 // atEnd pins every selector and subquery of e to the evaluation time
@@ -139,20 +166,25 @@ type FleetResult struct {
 }
 
 // SplitFleet separates the parts of a fleet result and orders the worst
-// series worst first by Rank.
+// series worst first by Threshold.Worse.
 func SplitFleet(f *Fleet, series []Series) FleetResult {
 	out := FleetResult{Warn: -1, Crit: -1}
-	if f.Threshold.Warn != nil {
+	// levels[i] is the count of level i (count_values' label).
+	levels := make([]*int, 3)
+	switch {
+	case f.Threshold.Warn != nil && f.Threshold.Crit != nil:
+		out.Warn, out.Crit = 0, 0
+		levels[1], levels[2] = &out.Warn, &out.Crit
+	case f.Threshold.Warn != nil:
 		out.Warn = 0
-	}
-	if f.Threshold.Crit != nil {
+		levels[1] = &out.Warn
+	case f.Threshold.Crit != nil:
 		out.Crit = 0
+		levels[1] = &out.Crit
 	}
-	pastWarn := 0
 	for _, s := range series {
-		n := count(s.Value)
-		switch s.Labels[FleetLabel] {
-		case partWorst:
+		part := s.Labels[FleetLabel]
+		if part == partWorst {
 			ls := make(map[string]string, len(s.Labels))
 			for k, v := range s.Labels {
 				if k != FleetLabel {
@@ -161,16 +193,13 @@ func SplitFleet(f *Fleet, series []Series) FleetResult {
 			}
 			s.Labels = ls
 			out.Worst = append(out.Worst, s)
-		case CountTotal:
-			out.Total = n
-		case CountWarn:
-			pastWarn = n
-		case CountCrit:
-			out.Crit = n
+			continue
 		}
-	}
-	if out.Warn >= 0 {
-		out.Warn = max(pastWarn-max(out.Crit, 0), 0)
+		n := count(s.Value)
+		out.Total += n
+		if l, err := strconv.Atoi(part); err == nil && l > 0 && l < len(levels) && levels[l] != nil {
+			*levels[l] += n
+		}
 	}
 	SortWorst(f.Threshold, out.Worst)
 	return out
@@ -183,7 +212,7 @@ func count(v float64) int {
 	return int(v)
 }
 
-// String of a fleet result, for logs and tests: "3 crit, 11 warn of 2940".
+// String of a fleet result, for logs and tests: "3 crit, 11 warn, of 2940".
 func (r FleetResult) String() string {
 	s := ""
 	if r.Crit >= 0 {

@@ -47,7 +47,11 @@ func TestFleetAgainstPrometheus(t *testing.T) {
 	ctx := context.Background()
 	run := func(f *Fleet, rng *Range) (FleetResult, Result) {
 		t.Helper()
-		res := runner.Run(ctx, Request{Key: f.QueryID + "|fleet", Expr: f.Expr, Time: fleetEnd, Range: rng, Metrics: f.Metrics})
+		expr := f.Expr
+		if rng != nil {
+			expr = f.RangeExpr
+		}
+		res := runner.Run(ctx, Request{Key: f.QueryID + "|fleet", Expr: expr, Time: fleetEnd, Range: rng, Metrics: f.Metrics})
 		if res.Err != nil || res.NoData != nil {
 			t.Fatalf("%s: %v %v\n%s", f.QueryID, res.Err, res.NoData, f.Expr)
 		}
@@ -59,7 +63,7 @@ func TestFleetAgainstPrometheus(t *testing.T) {
 	}
 	got, res := run(amp, nil)
 	if len(res.Series) != 5+3 {
-		t.Errorf("%d series moved, want 5 worst + 3 counts", len(res.Series))
+		t.Errorf("%d series moved, want 5 worst + 3 counts (ok, warn, crit)", len(res.Series))
 	}
 	want := []struct {
 		key string
@@ -110,25 +114,81 @@ func TestFleetAgainstPrometheus(t *testing.T) {
 	}
 }
 
-// TestFleetExpr checks the shape of a fleet expression: the worst by
-// bottomk for a "below" threshold, every selector pinned to end(), and
-// counts only for the levels the threshold has.
+// TestFleetExpr checks the shape of fleet expressions: bottomk for a
+// "below" threshold, selectors pinned to end() only in the range form, and
+// the levels counted with one evaluation.
 func TestFleetExpr(t *testing.T) {
-	warn := 0.5
-	e, err := fleetExpr(`sum by (service) (rate(x_total{a="b"}[1m]))`, `sum by (service) (rate(x_total{a="b"}[1m]))`,
-		Threshold{Warn: &warn, Direction: Below}, 7)
+	warn, crit := 0.5, 0.2
+	e := `sum by (service) (rate(x_total{a="b"}[1m]))`
+	th := Threshold{Warn: &warn, Crit: &crit, Direction: Below}
+	instant, err := fleetExpr(e, e, th, 7, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{`bottomk(7, sum by (service) (rate(x_total{a="b"}[1m] @ end())))`, `< 0.5`, `"stormctl_fleet", "warn"`, `"stormctl_fleet", "total"`} {
-		if !strings.Contains(e, s) {
-			t.Errorf("fleet expression lacks %q:\n%s", s, e)
+	ranged, err := fleetExpr(e, e, th, 7, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		expr  string
+		has   []string
+		lacks []string
+	}{
+		{instant, []string{`bottomk(7, ` + e + `)`, `count_values("stormctl_fleet", clamp(ceil((0.5 - (` + e + `)) / 0.3), 0, 2))`}, []string{"@ end()", " and ", "topk"}},
+		{ranged, []string{`(` + e + `) and bottomk(7, sum by (service) (rate(x_total{a="b"}[1m] @ end())))`, `[1m] @ end())))) / 0.3), 0, 2))`}, nil},
+	} {
+		for _, s := range c.has {
+			if !strings.Contains(c.expr, s) {
+				t.Errorf("fleet expression lacks %q:\n%s", s, c.expr)
+			}
+		}
+		for _, s := range c.lacks {
+			if strings.Contains(c.expr, s) {
+				t.Errorf("fleet expression has %q:\n%s", s, c.expr)
+			}
 		}
 	}
-	if strings.Contains(e, `"crit"`) || strings.Contains(e, "topk") {
-		t.Errorf("fleet expression counts a level the threshold lacks, or ranks the wrong way:\n%s", e)
+	only, _ := fleetExpr(e, e, Threshold{Crit: &crit, Direction: Above}, 1, false)
+	if !strings.Contains(only, `clamp(ceil((`+e+`) - 0.2), 0, 1)`) {
+		t.Errorf("crit-only levels:\n%s", only)
 	}
-	if _, err := fleetExpr(`sum(`, `sum(`, Threshold{Warn: &warn}, 1); err == nil {
+	if _, err := fleetExpr(`sum(`, `sum(`, th, 1, false); err == nil {
 		t.Error("invalid PromQL was accepted")
+	}
+}
+
+// TestFleetLevelsAtTheLimits evaluates the level expression on a real
+// Prometheus at and around the limits: the comparisons stay strict, as
+// Threshold.Evaluate's, for both directions and a single limit of 0.
+func TestFleetLevelsAtTheLimits(t *testing.T) {
+	_, runner, _ := startFleet(t, testenv.Fleet{Services: 1, End: fleetEnd})
+	w, c, zero := 1.2, 1.3, 0.0
+	cases := []struct {
+		th   Threshold
+		vals []float64
+		want []Status
+	}{
+		{Threshold{Warn: &w, Crit: &c, Direction: Above}, []float64{1.1, 1.2, 1.25, 1.3, 1.31, 100}, []Status{OK, OK, Warn, Warn, Crit, Crit}},
+		{Threshold{Warn: &c, Crit: &w, Direction: Below}, []float64{1.4, 1.3, 1.25, 1.2, 1.1, -5}, []Status{OK, OK, Warn, Warn, Crit, Crit}},
+		{Threshold{Warn: &zero, Direction: Above}, []float64{0, 0.001, 7}, []Status{OK, Warn, Warn}},
+	}
+	for _, tc := range cases {
+		for i, v := range tc.vals {
+			if got := tc.th.Evaluate(v); got != tc.want[i] {
+				t.Fatalf("Evaluate(%v) = %s, want %s", v, got, tc.want[i])
+			}
+			expr := levelExpr("vector("+formatFloat(v)+")", tc.th)
+			res := runner.Run(context.Background(), Request{Expr: expr, Time: fleetEnd})
+			if res.Err != nil || len(res.Series) != 1 {
+				t.Fatalf("%s: %v %v", expr, res.Err, res.Series)
+			}
+			level := map[Status]float64{OK: 0, Warn: 1, Crit: 2}[tc.want[i]]
+			if tc.th.Crit == nil && tc.want[i] == Warn {
+				level = 1
+			}
+			if res.Series[0].Value != level {
+				t.Errorf("%v against %s: level %v, want %v (%s)", v, tc.th, res.Series[0].Value, level, tc.want[i])
+			}
+		}
 	}
 }

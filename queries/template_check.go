@@ -32,7 +32,7 @@ func (pq *PackQuery) check(q *Query, pk *Pack) *yamlfile.Error {
 		if metrics, err = selectedMetrics(ast, pq.Metrics); err != nil {
 			return pq.src.errorf(".metrics", "", "%v", err)
 		}
-		if _, err := fleetExpr(expr, expr, q.Threshold, 1); err != nil {
+		if _, err := fleetExpr(expr, expr, q.Threshold, 1, true); err != nil {
 			return pq.src.errorf(".expr", "", "cannot be reduced for the fleet view (RenderFleet): %v", err)
 		}
 	}

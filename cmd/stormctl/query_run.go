@@ -235,6 +235,9 @@ func newQueryRunCmd(f *Factory) *cobra.Command {
 					return err
 				}
 			}
+			if fl != nil && q.Range != nil {
+				q.Expr = fl.RangeExpr
+			}
 			runner, err := f.Runner()
 			if err != nil {
 				return err

@@ -20,8 +20,15 @@ func FleetRequests(targets []Target, now time.Time, backfill bool) []queries.Req
 	if backfill {
 		return reqs
 	}
-	for i := range reqs {
-		reqs[i].Range, reqs[i].Time = nil, now
+	j := 0
+	for _, t := range targets {
+		if t.Rendered == nil {
+			continue
+		}
+		if t.Fleet != nil {
+			reqs[j].Range, reqs[j].Time, reqs[j].Expr = nil, now, t.Fleet.Expr
+		}
+		j++
 	}
 	return reqs
 }

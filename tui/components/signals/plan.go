@@ -98,7 +98,7 @@ func Requests(targets []Target, now time.Time) []queries.Request {
 		}
 		expr := t.Rendered.Expr
 		if t.Fleet != nil {
-			expr = t.Fleet.Expr
+			expr = t.Fleet.RangeExpr
 		}
 		out = append(out, queries.Request{Key: t.Key, Expr: expr, Range: rng, Metrics: t.Rendered.Metrics})
 	}
