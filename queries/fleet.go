@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/prometheus/promql/parser"
@@ -205,21 +206,36 @@ func SplitFleet(f *Fleet, series []Series) FleetResult {
 	return out
 }
 
+// maxCount bounds a count read from the server: no fleet has more series.
+const maxCount = 1 << 40
+
+// count reads a count_values sample; what no honest server sends (NaN,
+// negative, beyond maxCount) counts nothing rather than corrupting the sums.
 func count(v float64) int {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
+	if !(v >= 0 && v <= maxCount) {
 		return 0
 	}
 	return int(v)
 }
 
-// String of a fleet result, for logs and tests: "3 crit, 11 warn, of 2940".
-func (r FleetResult) String() string {
-	s := ""
+// Text is the counts in words: "amplification: 3 crit, 11 warn of 2,940
+// series".
+func (r FleetResult) Text(query string) string {
+	var parts []string
 	if r.Crit >= 0 {
-		s += strconv.Itoa(r.Crit) + " crit, "
+		parts = append(parts, strconv.Itoa(r.Crit)+" crit")
 	}
 	if r.Warn >= 0 {
-		s += strconv.Itoa(r.Warn) + " warn, "
+		parts = append(parts, strconv.Itoa(r.Warn)+" warn")
 	}
-	return s + "of " + strconv.Itoa(r.Total)
+	return fmt.Sprintf("%s: %s of %s series", query, strings.Join(parts, ", "), thousands(r.Total))
+}
+
+// thousands writes n with thousands separators: 2,940.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

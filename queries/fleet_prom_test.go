@@ -82,7 +82,7 @@ func TestFleetAgainstPrometheus(t *testing.T) {
 		}
 	}
 	if got.Total != 3000 || got.Crit != 3 || got.Warn != 4 {
-		t.Errorf("amplification counts %s, want 3 crit, 4 warn, of 3000", got)
+		t.Errorf("amplification counts %s", got.Text("amplification"))
 	}
 
 	rr, err := cat.RenderFleet("retry_ratio", "", Params{}, 3)
@@ -90,7 +90,7 @@ func TestFleetAgainstPrometheus(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got, _ := run(rr, nil); got.Total != 3000 || got.Crit != 3 || got.Warn != 1 {
-		t.Errorf("retry_ratio counts %s, want 3 crit, 1 warn (0.28/1.28), of 3000", got)
+		t.Errorf("retry_ratio counts %s, want 3 crit, 1 warn (0.28/1.28), of 3000", got.Text("retry_ratio"))
 	}
 
 	// A range: the same three worst series at every step, with history from
@@ -110,7 +110,7 @@ func TestFleetAgainstPrometheus(t *testing.T) {
 		}
 	}
 	if got.Crit != 3 || got.Total != 3000 {
-		t.Errorf("range counts %s", got)
+		t.Errorf("range counts %s", got.Text("amplification"))
 	}
 }
 

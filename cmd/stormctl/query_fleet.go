@@ -6,11 +6,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/spf13/cobra"
 
 	"github.com/stormctl/stormctl/internal/exit"
+	"github.com/stormctl/stormctl/internal/output"
 	"github.com/stormctl/stormctl/queries"
 )
 
@@ -110,18 +110,19 @@ func deref(p *int) int {
 // shown)", and the held counts when there are some.
 func fleetSummary(r resultJSON) string {
 	fl := r.Fleet
-	var parts []string
-	if fl.Crit != nil {
-		parts = append(parts, strconv.Itoa(*fl.Crit)+" crit")
-	}
-	if fl.Warn != nil {
-		parts = append(parts, strconv.Itoa(*fl.Warn)+" warn")
-	}
-	s := fmt.Sprintf("%s: %s of %s series (worst %d shown)", r.ID, strings.Join(parts, ", "), thousands(fl.Total), min(fl.Top, len(r.Series)))
+	counts := queries.FleetResult{Total: fl.Total, Warn: countOr(fl.Warn), Crit: countOr(fl.Crit)}
+	s := fmt.Sprintf("%s (worst %d shown)", counts.Text(r.ID), min(fl.Top, len(r.Series)))
 	if fl.HeldCrit != nil || fl.HeldWarn != nil {
 		s += fmt.Sprintf("; held for %s: %d crit, %d warn", r.Threshold.For, deref(fl.HeldCrit), deref(fl.HeldWarn))
 	}
-	return printable(s)
+	return output.Printable(s)
+}
+
+func countOr(p *int) int {
+	if p == nil {
+		return -1
+	}
+	return *p
 }
 
 // printFleetSummaries writes a summary line per fleet result: after the
@@ -142,26 +143,6 @@ func printFleetSummaries(f *Factory, results []resultJSON, tty bool) {
 		lines = append([]string{""}, lines...)
 	}
 	fmt.Fprintln(w, strings.Join(lines, "\n"))
-}
-
-// thousands writes n with thousands separators: 2,940.
-func thousands(n int) string {
-	s := strconv.Itoa(n)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
-
-// printable replaces control characters, which a catalogue file or a
-// label value could carry to the terminal, with U+FFFD.
-func printable(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return '\uFFFD'
-		}
-		return r
-	}, s)
 }
 
 // fleetRequests are the requests of a --top check of r: the fleet

@@ -187,7 +187,7 @@ func printResults(f *Factory, results []resultJSON, single bool) error {
 				if s.Held != "" && rank[s.Held] < rank[s.Status] {
 					status += " (held " + s.Held + " for " + r.Threshold.For + ")"
 				}
-				t.Row(r.ID, printable(seriesName(s.Labels)), val, status, r.Unit)
+				t.Row(r.ID, output.Printable(seriesName(s.Labels)), val, status, r.Unit)
 			}
 		}
 		if err := t.Flush(); err != nil {

@@ -1,13 +1,10 @@
 package signals
 
 import (
-	"fmt"
 	"sort"
-	"strconv"
-	"strings"
 
+	"github.com/stormctl/stormctl/internal/output"
 	"github.com/stormctl/stormctl/queries"
-	"github.com/stormctl/stormctl/tui/common"
 )
 
 // Summary is the fleet's count for one query: "amplification: 3 crit,
@@ -91,27 +88,11 @@ func (s Summary) Text() string {
 	}
 	switch s.State {
 	case StateNoData:
-		return name + ": no data: " + common.Printable(s.Note)
+		return name + ": no data: " + output.Printable(s.Note)
 	case StateError:
-		return name + ": error: " + common.Printable(s.Note)
+		return name + ": error: " + output.Printable(s.Note)
 	}
-	var parts []string
-	if s.Crit >= 0 {
-		parts = append(parts, strconv.Itoa(s.Crit)+" crit")
-	}
-	if s.Warn >= 0 {
-		parts = append(parts, strconv.Itoa(s.Warn)+" warn")
-	}
-	return fmt.Sprintf("%s: %s of %s series", name, strings.Join(parts, ", "), thousands(s.Total))
-}
-
-// thousands writes n with thousands separators: 2,940.
-func thousands(n int) string {
-	s := strconv.Itoa(n)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
+	return queries.FleetResult{Total: s.Total, Warn: s.Warn, Crit: s.Crit}.Text(name)
 }
 
 // SetFleet switches the section to the fleet view with these counts (nil
@@ -130,7 +111,7 @@ func (m *Model) Fleet() bool { return m.fleet }
 // group is what the fleet view groups rows by: the service, else the series.
 func (p *Panel) group() string {
 	if p.Service != "" {
-		return p.Service
+		return output.Printable(p.Service)
 	}
 	return p.Series
 }

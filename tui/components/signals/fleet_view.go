@@ -6,6 +6,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/stormctl/stormctl/internal/output"
 	"github.com/stormctl/stormctl/tui/common"
 )
 
@@ -18,7 +19,7 @@ func (m *Model) fleetView() string {
 	if len(body) == 0 {
 		msg := "no series to rank"
 		if m.filter != "" {
-			msg += " for service ~ " + common.Printable(m.filter)
+			msg += " for service ~ " + output.Printable(m.filter)
 		}
 		body = []string{m.Styles.Muted.Render(msg)}
 	}
@@ -105,7 +106,7 @@ func (m *Model) fleetBody(inner int) (lines []string, selLine int) {
 			lines = append(lines, common.Fit(hdr, inner))
 			prev = g
 		}
-		series := strings.TrimPrefix(p.Series, p.Service)
+		series := strings.TrimPrefix(p.Series, output.Printable(p.Service))
 		left := "  " + common.Fit(p.Query, nameW) + " " + common.Fit(series, seriesW) + " "
 		val := m.valueText(p, inner-nameW-seriesW-4)
 		spark := ""

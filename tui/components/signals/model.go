@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/stormctl/stormctl/internal/output"
 	"github.com/stormctl/stormctl/queries"
 	"github.com/stormctl/stormctl/tui/common"
 )
@@ -158,7 +159,7 @@ func (m *Model) title() string {
 	case m.fleet:
 		t = "Fleet: worst first"
 	case m.drill != "":
-		t = "Signals: " + common.Printable(m.drill) + " (esc: back to the fleet)"
+		t = "Signals: " + output.Printable(m.drill) + " (esc: back to the fleet)"
 	}
 	if m.filter != "" {
 		t += " (service ~ " + m.filter + ")"

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stormctl/stormctl/internal/output"
 	"github.com/stormctl/stormctl/queries"
-	"github.com/stormctl/stormctl/tui/common"
 )
 
 // State is what a panel shows beside its value.
@@ -166,7 +166,7 @@ func seriesName(labels map[string]string) string {
 	if len(parts) == 0 {
 		return "all"
 	}
-	return common.Printable(strings.Join(parts, " "))
+	return output.Printable(strings.Join(parts, " "))
 }
 
 // FormatValue writes v in its unit, short enough for a panel.
