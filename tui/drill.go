@@ -29,6 +29,18 @@ func (m *Model) drillInto() tea.Cmd {
 	return m.setTargets(m.opts.Signals.Drill(p.Service), p.Service)
 }
 
+// drillToFiltered opens the service typed in the filter when the fleet's
+// worst rows do not show it: any service of the fleet is one / away.
+func (m *Model) drillToFiltered() tea.Cmd {
+	svc := m.filter.Value()
+	if !m.signals.Fleet() || svc == "" || len(m.signals.Panels()) > 0 || queries.ValidateValue(queries.ParamService, svc) != nil {
+		return nil
+	}
+	m.filter.SetValue("")
+	m.applyFilter()
+	return m.setTargets(m.opts.Signals.Drill(svc), svc)
+}
+
 // setTargets switches the panels to plan (the fleet when drill is "") and
 // refreshes at once; a refresh in flight for the old targets is dropped
 // when it arrives, and asks for the new ones then.

@@ -237,7 +237,7 @@ func (m *Model) filterKey(k tea.KeyMsg) tea.Cmd {
 	case tea.KeyEnter:
 		m.filtering = false
 		m.filter.Blur()
-		return nil
+		return m.drillToFiltered()
 	case tea.KeyEsc:
 		m.filtering = false
 		m.filter.Blur()
