@@ -83,3 +83,13 @@ func FuzzSplitFleet(f *testing.F) {
 		}
 	})
 }
+
+// TestLoadRefusesWhatCannotRankAFleet: a user template whose PromQL is
+// valid but not a vector is refused at load, at its file:line:col.
+func TestLoadRefusesWhatCannotRankAFleet(t *testing.T) {
+	_, err := Load("testdata/broken_fleet")
+	want := "testdata/broken_fleet/scalar.yaml:7:15: cannot be reduced for the fleet view (RenderFleet): invalid PromQL:"
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "scalar") {
+		t.Fatalf("Load: %v\nwant %s… naming the scalar", err, want)
+	}
+}
