@@ -23,6 +23,7 @@ type dashOptions struct {
 	readOnly                    bool
 	refresh                     time.Duration
 	top                         int
+	recorded                    bool
 }
 
 func defaultDashOptions() *dashOptions {
@@ -59,6 +60,8 @@ not polled. --read-only hides every action.`,
 	fl.IntVar(&o.top, "top", signals.DefaultTop, fmt.Sprintf(
 		"without --service: the fleet view, each query's N worst series ranked and grouped by service, "+
 			"with the fleet's counts (0: every series; at most %d)", queries.MaxTop))
+	fl.BoolVar(&o.recorded, "recorded", false,
+		"rank the fleet from the recording rules of `stormctl query export --format rules` (cheaper for Prometheus)")
 	return cmd
 }
 
@@ -136,7 +139,7 @@ func runDash(ctx context.Context, f *Factory, o *dashOptions, extra *dashExtra) 
 	sort.Strings(services)
 	plan := signals.Plan{Catalog: cat, Service: o.service, Services: services, PackFor: func(service string) (string, map[string]string, error) {
 		return f.packFor("", service)
-	}, Top: o.top}
+	}, Top: o.top, Recorded: o.recorded}
 	m := tui.New(ctx, deps, tui.Options{Context: cfg.Name, Actor: cfg.Actor, Incident: incident, ReadOnly: o.readOnly,
 		Signals: plan, Refresh: o.refresh})
 	prog = tea.NewProgram(m, tea.WithAltScreen(), tea.WithInput(f.IO.In), tea.WithOutput(f.IO.Out), tea.WithContext(ctx))

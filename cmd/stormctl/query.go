@@ -29,6 +29,7 @@ Istio, resilience4j, OpenTelemetry, gRPC, HikariCP, Go database/sql).`,
 // queryParams are the flags that select and parameterise a saved query.
 type queryParams struct {
 	pack, service, dependency, pool, window string
+	recorded                                bool // --recorded, with --top
 }
 
 func (p *queryParams) bind(cmd *cobra.Command) {

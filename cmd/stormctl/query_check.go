@@ -33,14 +33,14 @@ func newQueryCheckCmd(f *Factory) *cobra.Command {
 breached only if it held for that long (evaluated as a subquery over the window).
 Exit 0 if nothing is breached, 4 if anything is, 1 if a query could not run.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkTop(cmd, o.top); err != nil {
+			if err := checkTop(cmd, o.top, &o.params); err != nil {
 				return err
 			}
 			return runCheck(cmd, f, o, args)
 		},
 	}
 	o.params.bind(cmd)
-	bindTop(cmd, &o.top)
+	bindTop(cmd, &o.top, &o.params)
 	fl := cmd.Flags()
 	fl.BoolVar(&o.all, "all", false, "check every saved query the pack answers")
 	fl.StringVar(&o.failOn, "fail-on", "crit", "lowest status that fails the check: warn or crit")

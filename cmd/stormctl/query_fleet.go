@@ -26,14 +26,19 @@ type fleetJSON struct {
 	HeldCrit *int `json:"held_crit,omitempty"`
 }
 
-func bindTop(cmd *cobra.Command, top *int) {
+func bindTop(cmd *cobra.Command, top *int, p *queryParams) {
 	cmd.Flags().IntVar(top, "top", 0, fmt.Sprintf(
 		"reduce on the server: only the N worst series, with counts of every series past warn and crit (1-%d)", queries.MaxTop))
+	cmd.Flags().BoolVar(&p.recorded, "recorded", false,
+		"with --top: rank the recorded series of `stormctl query export --format rules` instead of the raw metrics")
 }
 
-func checkTop(cmd *cobra.Command, top int) error {
+func checkTop(cmd *cobra.Command, top int, p *queryParams) error {
 	if cmd.Flags().Changed("top") && (top < 1 || top > queries.MaxTop) {
 		return exit.NewUsage(fmt.Errorf("--top %d: want 1 to %d", top, queries.MaxTop))
+	}
+	if p.recorded && (top == 0 || p.service != "" || p.dependency != "" || p.pool != "" || p.window != "") {
+		return exit.NewUsage(fmt.Errorf("--recorded ranks the whole fleet as the rules recorded it: give --top, and no --service, --dependency, --pool or --window"))
 	}
 	return nil
 }
@@ -45,7 +50,19 @@ func (p *queryParams) renderFleet(f *Factory, id string, top int) (*queries.Flee
 	if err != nil {
 		return nil, err
 	}
+	if p.recorded {
+		return cat.RenderRecordedFleet(id, pack, top)
+	}
 	return cat.RenderFleet(id, pack, qp, top)
+}
+
+// fleetKey is the runner key of a fleet request.
+func fleetKey(key string, top int, recorded bool) string {
+	key += "|top" + strconv.Itoa(top)
+	if recorded {
+		key += "|recorded"
+	}
+	return key
 }
 
 func levelCount(n int) *int {
@@ -152,7 +169,7 @@ func (o *checkOptions) fleetRequests(f *Factory, r *queries.Rendered, key string
 	if err != nil {
 		return nil, nil, err
 	}
-	key += "|top" + strconv.Itoa(o.top)
+	key = fleetKey(key, o.top, o.params.recorded)
 	reqs := []queries.Request{{Key: key, Expr: fl.Expr, Time: at, Metrics: fl.Metrics}}
 	if r.Threshold.For > 0 {
 		held, err := fl.HeldFleet(o.step)

@@ -22,7 +22,8 @@ func fleetFixture(services int) testenv.Fleet {
 // against a real Prometheus holding 3,000 series per query: the worst N in
 // order, the counts of the whole fleet, and the check's exit code.
 func TestQueryTopOnAFleet(t *testing.T) {
-	p := testenv.StartPrometheus(t, testenv.PromOptions{OpenMetrics: fleetFixture(1000).OpenMetrics()})
+	fleet := fleetFixture(1000)
+	p := testenv.StartPrometheus(t, testenv.PromOptions{OpenMetrics: fleet.OpenMetrics()})
 	env := map[string]string{"STORMCTL_PROMETHEUS_URL": p.URL}
 
 	out, errOut, code := runCLI(t, env, "query", "run", "amplification", "--top", "3", "-o", "json")
@@ -72,5 +73,21 @@ func TestQueryTopOnAFleet(t *testing.T) {
 	}
 	if _, errOut, code := runCLI(t, env, "query", "run", "amplification", "--top", "0"); code != 2 || !strings.Contains(errOut, "--top") {
 		t.Errorf("--top 0: exit %d %q, want a usage error", code, errOut)
+	}
+	if _, errOut, code := runCLI(t, env, "query", "run", "amplification", "--top", "3", "--recorded", "--service", "svc-0001"); code != 2 || !strings.Contains(errOut, "--recorded") {
+		t.Errorf("--recorded --service: exit %d %q, want a usage error", code, errOut)
+	}
+
+	// The same answer from the recorded series of the exported rules.
+	rules, _, code := runCLI(t, env, "query", "export", "--format", "rules")
+	if code != 0 {
+		t.Fatalf("export rules: exit %d", code)
+	}
+	end := fleet.End
+	blocks := p.RuleBlocks(t, rules, end.Add(-20*time.Minute), end.Add(testenv.FleetStep), testenv.FleetStep)
+	rec := testenv.StartPrometheus(t, testenv.PromOptions{Blocks: blocks})
+	_, errOut, code = runCLI(t, map[string]string{"STORMCTL_PROMETHEUS_URL": rec.URL}, "query", "check", "amplification", "--top", "3", "--recorded", "--time", end.Format(time.RFC3339))
+	if want := "amplification: 3 crit, 4 warn of 3,000 series (worst 3 shown); held for 1m: 3 crit, 4 warn"; code != 4 || !strings.Contains(errOut, want) {
+		t.Errorf("check --recorded: exit %d, want 4 and %q:\n%s", code, want, errOut)
 	}
 }

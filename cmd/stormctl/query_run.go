@@ -210,7 +210,7 @@ func newQueryRunCmd(f *Factory) *cobra.Command {
 		Short: "Run a saved query: value per series with its threshold status",
 		Args:  usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkTop(cmd, top); err != nil {
+			if err := checkTop(cmd, top, &p); err != nil {
 				return err
 			}
 			r, err := p.render(f, args[0])
@@ -225,7 +225,7 @@ func newQueryRunCmd(f *Factory) *cobra.Command {
 			}
 			q := queries.Request{Key: requestKey(r, p), Expr: r.Expr, Metrics: r.Metrics}
 			if fl != nil {
-				q.Key, q.Expr = q.Key+"|top"+strconv.Itoa(top), fl.Expr
+				q.Key, q.Expr = fleetKey(q.Key, top, p.recorded), fl.Expr
 			}
 			if q.Time, err = evalTime(at, time.Now()); err != nil {
 				return err
@@ -254,7 +254,7 @@ func newQueryRunCmd(f *Factory) *cobra.Command {
 		},
 	}
 	p.bind(cmd)
-	bindTop(cmd, &top)
+	bindTop(cmd, &top, &p)
 	cmd.Flags().StringVar(&at, "time", "", "evaluation time: RFC 3339, Unix seconds, or -10m (default now)")
 	cmd.Flags().StringVar(&rng, "range", "", "run over a range ending at --time, e.g. 15m (query_range)")
 	cmd.Flags().StringVar(&step, "step", "15s", "resolution of --range")

@@ -68,7 +68,12 @@ func (p Plan) fleetTargets() []Target {
 			continue
 		}
 		for _, pl := range packs {
-			f, err := p.Catalog.RenderFleet(id, pl.pack, queries.Params{Labels: pl.labels}, p.Top)
+			var f *queries.Fleet
+			if p.Recorded && len(pl.labels) == 0 { // the rules are exported with each pack's own labels
+				f, err = p.Catalog.RenderRecordedFleet(id, pl.pack, p.Top)
+			} else {
+				f, err = p.Catalog.RenderFleet(id, pl.pack, queries.Params{Labels: pl.labels}, p.Top)
+			}
 			var unsupported *queries.UnsupportedError
 			if errors.As(err, &unsupported) {
 				continue

@@ -34,6 +34,9 @@ type Plan struct {
 	// the server to its Top worst series and the fleet's counts, one
 	// request per query and pack (see FleetTargets).
 	Top int
+	// Recorded ranks the fleet from the catalogue's recording rules
+	// (queries.Catalog.RenderRecordedFleet) instead of the raw metrics.
+	Recorded bool
 }
 
 // Target is one request the panels are refreshed from: a rendered query,
