@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/internal/config"
+	"github.com/stormctl/stormctl/internal/testenv"
 	"github.com/stormctl/stormctl/queries"
 	"github.com/stormctl/stormctl/tui/components/signals"
 )
@@ -56,15 +57,25 @@ type fleetBench struct {
 	runner *queries.Runner
 }
 
-func newFleetBench(b *testing.B, services, top int) *fleetBench {
+func newFleetBench(b *testing.B, services, top int, recorded bool) *fleetBench {
 	_, prom := fleetWorld(b, services)
+	if recorded {
+		rules, err := catalog(b).Rules(queries.DefaultPack, queries.Params{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := t0.Add(-testenv.FleetStep * (testenv.FleetSamples - 1))
+		blocks := prom.RuleBlocks(b, string(rules), start, t0.Add(testenv.FleetStep), testenv.FleetStep)
+		prom.Stop()
+		prom = testenv.StartPrometheus(b, testenv.PromOptions{Blocks: blocks})
+	}
 	fb := &fleetBench{proxy: newCountingProxy(b, prom.URL)}
 	c, err := queries.NewClient(config.Prometheus{URL: fb.proxy.URL}, func(string) string { return "" })
 	if err != nil {
 		b.Fatal(err)
 	}
 	fb.runner = queries.NewRunner(c, queries.RunnerOptions{Timeout: 60 * time.Second})
-	plan := signals.Plan{Catalog: catalog(b), Top: top}
+	plan := signals.Plan{Catalog: catalog(b), Top: top, Recorded: recorded}
 	fb.h = newHarness(b, newClock(), Deps{Querier: fb.runner}, Options{Signals: plan}, 200, 60)
 	fb.h.until("the first refresh", func() bool { return len(fb.h.m.signals.Panels()) > 0 })
 	return fb
@@ -123,9 +134,23 @@ func (fb *fleetBench) cycle(ctx context.Context) cycleStats {
 // the 10-service ones: refresh wall time, bytes received, allocations of
 // the refresh and of the panel update, View() time and allocations.
 // Targets: ≤ 2× at 100× the fleet, and the same requests per refresh.
+// "recorded" ranks the series of the catalogue's recording rules,
+// backfilled with promtool, as dash --recorded does.
 func BenchmarkFleetScale(b *testing.B) {
-	small := newFleetBench(b, 10, signals.DefaultTop)
-	large := newFleetBench(b, 1000, signals.DefaultTop)
+	for _, recorded := range []bool{false, true} {
+		name := "raw"
+		if recorded {
+			name = "recorded"
+		}
+		b.Run(name, func(b *testing.B) { benchFleetScale(b, recorded) })
+	}
+}
+
+// benchFleetScale is BenchmarkFleetScale from the raw metrics or from the
+// recording rules' series (dash --recorded).
+func benchFleetScale(b *testing.B, recorded bool) {
+	small := newFleetBench(b, 10, signals.DefaultTop, recorded)
+	large := newFleetBench(b, 1000, signals.DefaultTop, recorded)
 	ctx := context.Background()
 	var s, l cycleStats
 	add := func(acc *cycleStats, c cycleStats) {
@@ -166,8 +191,8 @@ func BenchmarkFleetScale(b *testing.B) {
 // one refresh of the fleet view against one of the view that asks for
 // every series (--top 0), the baseline, in the same iteration.
 func BenchmarkFleetVsEverySeries(b *testing.B) {
-	fleet := newFleetBench(b, 1000, signals.DefaultTop)
-	every := newFleetBench(b, 1000, 0)
+	fleet := newFleetBench(b, 1000, signals.DefaultTop, false)
+	every := newFleetBench(b, 1000, 0, false)
 	ctx := context.Background()
 	var f, e cycleStats
 	for b.Loop() {
