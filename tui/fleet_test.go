@@ -143,6 +143,15 @@ func TestFleetViewAgainstPrometheus(t *testing.T) {
 		t.Errorf("back in the fleet, first row %s", got[0])
 	}
 
+	// g: the same rows under their dependency; the storms are all on payments.
+	h.key("g")
+	byDep := rowNames(h.m.signals.Panels())
+	if strings.Join(byDep[:3], ",") != "amplification svc-0017→payments crit,retry_ratio svc-0017→payments crit,amplification svc-0500→payments crit" {
+		t.Errorf("grouped by dependency: %v", byDep[:6])
+	}
+	h.contains("→payments")
+	h.key("g")
+
 	h.key("/")
 	h.typeText("svc-099")
 	h.key("enter")

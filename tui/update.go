@@ -209,6 +209,9 @@ func (m *Model) sectionKey(k tea.KeyMsg) tea.Cmd {
 		switch {
 		case keyIs(k, km.Drill) && m.signals.Fleet():
 			return m.drillInto()
+		case keyIs(k, km.Group) && m.signals.Fleet():
+			m.signals.ToggleGrouping()
+			return nil
 		case keyIs(k, km.Back) && m.drill != "":
 			return m.setTargets(m.opts.Signals, "")
 		}

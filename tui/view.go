@@ -139,7 +139,7 @@ func (m *Model) FullHelp() [][]key.Binding {
 	km := m.KeyMap
 	return [][]key.Binding{
 		km.Global(),
-		{km.PrevFocus, km.Up, km.Down, km.Left, km.Right, km.Drill, km.Back},
+		{km.PrevFocus, km.Up, km.Down, km.Left, km.Right, km.Drill, km.Back, km.Group},
 		{km.RunStep, km.Release, km.Extend},
 		km.DialogHelp(),
 	}
@@ -156,7 +156,8 @@ func (m *Model) helpLines() []string {
 	lines = append(lines, "", "sections: signals (←↑↓→ select a panel, a pulls a lever for it), levers (r release, e extend),",
 		"playbook (enter runs the selected step), journal (↑↓ scroll). Any key closes this help.",
 		"fleet view (no --service): each query's worst series, grouped by service, with the fleet's counts;",
-		"enter drills into the selected service, esc comes back; / then a full service name and enter opens any service.",
+		"enter drills into the selected service, esc comes back; / then a full service name and enter opens any service;",
+		"g groups the rows by dependency instead (one dependency attacked by many callers), and back.",
 		"", keymap.PredictHelp)
 	if m.ReadOnly {
 		lines = append(lines, "", m.Styles.Warn.Render("read-only: every key that would change a lever or the journal is off."))

@@ -13,6 +13,8 @@ type KeyMap struct {
 	Up, Down, Left, Right       key.Binding
 	// Drill opens the selected service of the fleet view; Back returns.
 	Drill, Back key.Binding
+	// Group switches the fleet view's grouping: service or dependency.
+	Group key.Binding
 
 	// Mutating: disabled in read-only mode.
 	RunStep, Action, Release, Extend key.Binding
@@ -41,6 +43,7 @@ func DefaultKeyMap(readOnly bool) *KeyMap {
 		Right:     key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "right")),
 		Drill:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "drill into service")),
 		Back:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back to the fleet")),
+		Group:     key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "group by service/dependency")),
 
 		RunStep: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "run selected step")),
 		Action:  key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "pull a lever (plan first)")),

@@ -108,12 +108,24 @@ func (m *Model) Summaries() []Summary { return append([]Summary(nil), m.summarie
 // Fleet reports whether the section shows the fleet view.
 func (m *Model) Fleet() bool { return m.fleet }
 
-// group is what the fleet view groups rows by: the service, else the series.
-func (p *Panel) group() string {
+// group is what the fleet view groups a row by: its service (else its
+// series), or with byDependency its dependency, "→payments": one slow
+// dependency attacked by many callers then reads as one group.
+func (m *Model) group(p *Panel) string {
+	if dep := p.Labels[queries.ParamDependency]; m.byDependency && dep != "" {
+		return "→" + output.Printable(dep)
+	}
 	if p.Service != "" {
 		return output.Printable(p.Service)
 	}
 	return p.Series
+}
+
+// ToggleGrouping switches the fleet view between grouping by service and
+// by dependency.
+func (m *Model) ToggleGrouping() {
+	m.byDependency = !m.byDependency
+	m.apply()
 }
 
 // rankVisible orders the fleet's rows worst first, severity then distance
@@ -137,11 +149,11 @@ func (m *Model) rankVisible() {
 	sort.SliceStable(vis, func(a, b int) bool { return worse(&m.panels[vis[a]], &m.panels[vis[b]]) })
 	order := map[string]int{}
 	for _, i := range vis {
-		if g := m.panels[i].group(); order[g] == 0 {
+		if g := m.group(&m.panels[i]); order[g] == 0 {
 			order[g] = len(order) + 1
 		}
 	}
-	sort.SliceStable(vis, func(a, b int) bool { return order[m.panels[vis[a]].group()] < order[m.panels[vis[b]].group()] })
+	sort.SliceStable(vis, func(a, b int) bool { return order[m.group(&m.panels[vis[a]])] < order[m.group(&m.panels[vis[b]])] })
 	m.visible = vis
 }
 

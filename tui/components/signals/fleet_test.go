@@ -134,3 +134,32 @@ func TestFleetViewIsPrintable(t *testing.T) {
 		}
 	}
 }
+
+// TestFleetGroupByDependency: g regroups the same ranking under each
+// dependency, so one dependency attacked by many callers is one group.
+func TestFleetGroupByDependency(t *testing.T) {
+	w, c := 1.2, 1.3
+	amp := queries.Threshold{Warn: &w, Crit: &c, Direction: queries.Above}
+	m := fleetModel(120, 20)
+	m.SetPanels([]Panel{
+		panel("amplification", "svc-1", "payments", amp, 4),
+		panel("amplification", "svc-3", "ledger", amp, 1.25),
+		panel("amplification", "svc-2", "payments", amp, 3),
+		panel("amplification", "svc-4", "payments", amp, 1.21),
+	}, t0)
+	m.ToggleGrouping()
+	var got []string
+	for _, p := range m.Panels() {
+		got = append(got, p.Series)
+	}
+	if want := "svc-1→payments svc-2→payments svc-4→payments svc-3→ledger"; strings.Join(got, " ") != want {
+		t.Errorf("by dependency: %v, want %s", got, want)
+	}
+	if v := m.View(); !strings.Contains(v, "→payments") || !strings.Contains(v, "CRIT 3 signals") {
+		t.Errorf("no →payments group of 3:\n%s", v)
+	}
+	m.ToggleGrouping()
+	if p := m.Panels(); p[1].Series != "svc-2→payments" || m.Rows() != 4+4 {
+		t.Errorf("back by service: %v, %d rows", p[1].Series, m.Rows())
+	}
+}

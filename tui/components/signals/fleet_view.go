@@ -83,10 +83,10 @@ func (m *Model) fleetBody(inner int) (lines []string, selLine int) {
 	groups := map[string]*groupInfo{}
 	for _, i := range m.visible {
 		p := &m.panels[i]
-		g := groups[p.group()]
+		g := groups[m.group(p)]
 		if g == nil {
 			g = &groupInfo{worst: p.State}
-			groups[p.group()] = g
+			groups[m.group(p)] = g
 		}
 		g.n++
 	}
@@ -95,7 +95,7 @@ func (m *Model) fleetBody(inner int) (lines []string, selLine int) {
 	prev := ""
 	for vi, i := range m.visible {
 		p := &m.panels[i]
-		if g := p.group(); vi == 0 || g != prev {
+		if g := m.group(p); vi == 0 || g != prev {
 			info := groups[g]
 			word := strings.ToUpper(string(info.worst))
 			if info.worst == StateOK || info.worst == StateNaN {
@@ -107,6 +107,9 @@ func (m *Model) fleetBody(inner int) (lines []string, selLine int) {
 			prev = g
 		}
 		series := strings.TrimPrefix(p.Series, output.Printable(p.Service))
+		if m.byDependency {
+			series = p.Series
+		}
 		left := "  " + common.Fit(p.Query, nameW) + " " + common.Fit(series, seriesW) + " "
 		val := m.valueText(p, inner-nameW-seriesW-4)
 		spark := ""
@@ -139,7 +142,7 @@ func (m *Model) Rows() int {
 	}
 	groups := map[string]bool{}
 	for _, i := range m.visible {
-		groups[m.panels[i].group()] = true
+		groups[m.group(&m.panels[i])] = true
 	}
 	return len(m.summaryLines(80, len(m.summaries)+1)) + len(groups) + len(m.visible)
 }

@@ -39,6 +39,8 @@ type Model struct {
 	summaries []Summary // the fleet's counts, one per query
 	drill     string    // the service drilled into from the fleet
 	history   map[string][]queries.Point
+	// byDependency groups the fleet's rows by dependency, not service.
+	byDependency bool
 }
 
 // New returns an empty signals section.
@@ -141,7 +143,7 @@ func (m *Model) ShortHelp() []key.Binding {
 	keys := []key.Binding{m.KeyMap.Up, m.KeyMap.Down, m.KeyMap.Action}
 	switch {
 	case m.fleet:
-		keys = append(keys, m.KeyMap.Drill)
+		keys = append(keys, m.KeyMap.Drill, m.KeyMap.Group)
 	case m.drill != "":
 		keys = append(keys, m.KeyMap.Back)
 	}
