@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
@@ -161,5 +162,29 @@ func TestFleetGroupByDependency(t *testing.T) {
 	m.ToggleGrouping()
 	if p := m.Panels(); p[1].Series != "svc-2→payments" || m.Rows() != 4+4 {
 		t.Errorf("back by service: %v, %d rows", p[1].Series, m.Rows())
+	}
+}
+
+// TestFleetScrollsToSelection: with more rows than the screen, the view
+// keeps its size and follows the selection down past group headers.
+func TestFleetScrollsToSelection(t *testing.T) {
+	c := 1.3
+	th := queries.Threshold{Crit: &c, Direction: queries.Above}
+	m := fleetModel(100, 16)
+	var ps []Panel
+	for i := range 500 {
+		ps = append(ps, panel("amplification", fmt.Sprintf("svc-%04d", i), "db", th, 1000-float64(i)))
+	}
+	m.SetPanels(ps, t0)
+	down := tea.KeyMsg{Type: tea.KeyDown}
+	for range 420 {
+		m.Update(down)
+	}
+	v := m.View()
+	if p, _ := m.Selected(); p.Service != "svc-0420" || !strings.Contains(v, "svc-0420") {
+		t.Errorf("selected %s; the screen:\n%s", p.Service, v)
+	}
+	if n := len(strings.Split(v, "\n")); n != 16 {
+		t.Errorf("%d lines, want 16", n)
 	}
 }

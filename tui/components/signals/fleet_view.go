@@ -12,20 +12,24 @@ import (
 
 // fleetView draws the fleet: a summary line per query at the top, then
 // the worst rows grouped under their service, scrolled to the selection.
+// Only the lines on screen are drawn, however many rows there are.
 func (m *Model) fleetView() string {
 	inner, rows := m.Width-2, m.Height-2
 	head := m.summaryLines(inner, max(rows/3, 1))
-	body, selLine := m.fleetBody(inner)
-	if len(body) == 0 {
+	layout, selLine := m.fleetLayout()
+	bodyRows := max(rows-len(head), 1)
+	m.start = common.Window(m.start, selLine, bodyRows, len(layout))
+	lines := head
+	for _, ln := range layout[m.start:min(m.start+bodyRows, len(layout))] {
+		lines = append(lines, m.fleetLine(ln, inner))
+	}
+	if len(layout) == 0 {
 		msg := "no series to rank"
 		if m.filter != "" {
 			msg += " for service ~ " + output.Printable(m.filter)
 		}
-		body = []string{m.Styles.Muted.Render(msg)}
+		lines = append(lines, m.Styles.Muted.Render(msg))
 	}
-	bodyRows := max(rows-len(head), 1)
-	m.start = common.Window(m.start, selLine, bodyRows, len(body))
-	lines := append(head, body[m.start:min(m.start+bodyRows, len(body))]...)
 	return m.Frame(m.title(), lines, m.Focused)
 }
 
@@ -73,58 +77,62 @@ func (m *Model) summaryLines(w, budget int) []string {
 	return out
 }
 
-// fleetBody is a header line per service, then its rows; selLine is the
+// fleetLine is one line of the fleet's body: a group header (the group's
+// worst state and size) or a row (vi is its index in visible).
+type fleetLine struct {
+	vi     int
+	group  string
+	header bool
+	n      int
+	worst  State
+}
+
+// fleetLayout lists the body's lines without drawing them; selLine is the
 // selected row's line.
-func (m *Model) fleetBody(inner int) (lines []string, selLine int) {
-	type groupInfo struct {
-		n     int
-		worst State
-	}
-	groups := map[string]*groupInfo{}
-	for _, i := range m.visible {
-		p := &m.panels[i]
-		g := groups[m.group(p)]
-		if g == nil {
-			g = &groupInfo{worst: p.State}
-			groups[m.group(p)] = g
-		}
-		g.n++
-	}
-	nameW := min(22, inner/4)
-	seriesW := min(max(inner-nameW-36, 8), 24)
-	prev := ""
+func (m *Model) fleetLayout() (lines []fleetLine, selLine int) {
+	hdr := -1
 	for vi, i := range m.visible {
 		p := &m.panels[i]
-		if g := m.group(p); vi == 0 || g != prev {
-			info := groups[g]
-			word := strings.ToUpper(string(info.worst))
-			if info.worst == StateOK || info.worst == StateNaN {
-				word = string(info.worst)
-			}
-			hdr := m.Styles.Bold.Render(common.Fit(g, min(inner-16, 40))) + " " + m.stateStyle(info.worst).Render(word) +
-				m.Styles.Muted.Render(" "+strconv.Itoa(info.n)+" signal"+plural(info.n))
-			lines = append(lines, common.Fit(hdr, inner))
-			prev = g
+		if g := m.group(p); hdr < 0 || g != lines[hdr].group {
+			hdr = len(lines)
+			lines = append(lines, fleetLine{group: g, header: true, worst: p.State})
 		}
-		series := strings.TrimPrefix(p.Series, output.Printable(p.Service))
-		if m.byDependency {
-			series = p.Series
-		}
-		left := "  " + common.Fit(p.Query, nameW) + " " + common.Fit(series, seriesW) + " "
-		val := m.valueText(p, inner-nameW-seriesW-4)
-		spark := ""
-		if w := inner - lipgloss.Width(left) - lipgloss.Width(val) - 1; w >= 8 {
-			spark = " " + m.spark(p, min(w, 40))
-		}
+		lines[hdr].n++
 		if vi == m.sel {
 			selLine = len(lines)
-			if m.Focused {
-				left = m.Styles.Selected.Render(left)
-			}
 		}
-		lines = append(lines, left+val+spark)
+		lines = append(lines, fleetLine{vi: vi})
 	}
 	return lines, selLine
+}
+
+func (m *Model) fleetLine(ln fleetLine, inner int) string {
+	if ln.header {
+		word := strings.ToUpper(string(ln.worst))
+		if ln.worst == StateOK || ln.worst == StateNaN {
+			word = string(ln.worst)
+		}
+		hdr := m.Styles.Bold.Render(common.Fit(ln.group, min(inner-16, 40))) + " " + m.stateStyle(ln.worst).Render(word) +
+			m.Styles.Muted.Render(" "+strconv.Itoa(ln.n)+" signal"+plural(ln.n))
+		return common.Fit(hdr, inner)
+	}
+	p := &m.panels[m.visible[ln.vi]]
+	nameW := min(22, inner/4)
+	seriesW := min(max(inner-nameW-36, 8), 24)
+	series := strings.TrimPrefix(p.Series, output.Printable(p.Service))
+	if m.byDependency {
+		series = p.Series
+	}
+	left := "  " + common.Fit(p.Query, nameW) + " " + common.Fit(series, seriesW) + " "
+	val := m.valueText(p, inner-nameW-seriesW-4)
+	spark := ""
+	if w := inner - lipgloss.Width(left) - lipgloss.Width(val) - 1; w >= 8 {
+		spark = " " + m.spark(p, min(w, 40))
+	}
+	if ln.vi == m.sel && m.Focused {
+		left = m.Styles.Selected.Render(left)
+	}
+	return left + val + spark
 }
 
 func plural(n int) string {
@@ -140,9 +148,6 @@ func (m *Model) Rows() int {
 	if !m.fleet {
 		return len(m.visible)
 	}
-	groups := map[string]bool{}
-	for _, i := range m.visible {
-		groups[m.group(&m.panels[i])] = true
-	}
-	return len(m.summaryLines(80, len(m.summaries)+1)) + len(groups) + len(m.visible)
+	layout, _ := m.fleetLayout()
+	return len(m.summaryLines(80, len(m.summaries)+1)) + len(layout)
 }
