@@ -25,6 +25,10 @@ func fleetModel(w, h int) *Model {
 	return m
 }
 
+func above(warn, crit float64) queries.Threshold {
+	return queries.Threshold{Warn: &warn, Crit: &crit, Direction: queries.Above}
+}
+
 func panel(query, svc, dep string, th queries.Threshold, v float64) Panel {
 	ls := map[string]string{"service": svc, "dependency": dep}
 	return Panel{Query: query, Threshold: th, Labels: ls, Service: svc, Series: seriesName(ls), Value: v, State: evaluate(th, v)}
@@ -34,10 +38,7 @@ func panel(query, svc, dep string, th queries.Threshold, v float64) Panel {
 // service's worst row, severity before distance, and leaves rows with no
 // data to the summaries.
 func TestFleetRanking(t *testing.T) {
-	w, c := 1.2, 1.3
-	amp := queries.Threshold{Warn: &w, Crit: &c, Direction: queries.Above}
-	rw, rc := 0.2, 0.3
-	rr := queries.Threshold{Warn: &rw, Crit: &rc, Direction: queries.Above}
+	amp, rr := above(1.2, 1.3), above(0.2, 0.3)
 	m := fleetModel(120, 30)
 	m.SetPanels([]Panel{
 		panel("amplification", "a", "db", amp, 1.25),
@@ -139,8 +140,7 @@ func TestFleetViewIsPrintable(t *testing.T) {
 // TestFleetGroupByDependency: g regroups the same ranking under each
 // dependency, so one dependency attacked by many callers is one group.
 func TestFleetGroupByDependency(t *testing.T) {
-	w, c := 1.2, 1.3
-	amp := queries.Threshold{Warn: &w, Crit: &c, Direction: queries.Above}
+	amp := above(1.2, 1.3)
 	m := fleetModel(120, 20)
 	m.SetPanels([]Panel{
 		panel("amplification", "svc-1", "payments", amp, 4),
