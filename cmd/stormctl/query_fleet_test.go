@@ -9,11 +9,13 @@ import (
 	"github.com/stormctl/stormctl/internal/testenv"
 )
 
-// fleetFixture is 1,000 services × 3 dependencies ending now: three storms
-// on payments (4, 3 and 2 attempts per request) and four warm ledger
-// calls, among 3,000 call paths.
+// fleetFixture is 1,000 services × 3 dependencies: three storms on
+// payments (4, 3 and 2 attempts per request) that began 5 minutes ago and
+// four warm ledger calls, among 3,000 call paths. The data runs 5 minutes
+// past now, so that queries at "now" still find samples in their rate
+// windows however slowly a loaded machine gets through a test.
 func fleetFixture(services int) testenv.Fleet {
-	return testenv.Fleet{Services: services, End: time.Now().Truncate(testenv.FleetStep),
+	return testenv.Fleet{Services: services, End: time.Now().Truncate(testenv.FleetStep).Add(5 * time.Minute),
 		Storm: map[int]float64{17: 4, services / 2: 3, services - 2: 2},
 		Warm:  map[int]float64{5: 1.28, 42: 1.25, 300: 1.24, 700: 1.22}}
 }
