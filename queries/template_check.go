@@ -13,9 +13,10 @@ import (
 )
 
 // check renders the template with every param set and with none set; both
-// must be valid PromQL. It also completes Metrics with the metric names the
-// selectors read, and requires a listed name for each selector that matches
-// names by regex (suffix drift), so "no data" can always name a metric.
+// must be valid PromQL, also as fleet expressions (topk and counts). It also
+// completes Metrics with the metric names the selectors read, and requires a
+// listed name for each selector that matches names by regex (suffix drift),
+// so "no data" can always name a metric.
 func (pq *PackQuery) check(q *Query, pk *Pack) *yamlfile.Error {
 	full := Params{Service: "x", Dependency: "x", Pool: "x"}
 	var metrics []string
@@ -30,6 +31,9 @@ func (pq *PackQuery) check(q *Query, pk *Pack) *yamlfile.Error {
 		}
 		if metrics, err = selectedMetrics(ast, pq.Metrics); err != nil {
 			return pq.src.errorf(".metrics", "", "%v", err)
+		}
+		if _, err := fleetExpr(expr, expr, q.Threshold, 1, true); err != nil {
+			return pq.src.errorf(".expr", "", "cannot be reduced for the fleet view (RenderFleet): %v", err)
 		}
 	}
 	pq.Metrics = metrics

@@ -10,7 +10,6 @@ import (
 	"github.com/stormctl/stormctl/journal"
 	"github.com/stormctl/stormctl/lever"
 	"github.com/stormctl/stormctl/queries"
-	"github.com/stormctl/stormctl/tui/components/signals"
 )
 
 // Messages of the dashboard's own commands.
@@ -20,6 +19,7 @@ type (
 	signalsMsg     struct {
 		results []queries.Result
 		at      time.Time
+		gen     int // the targets' generation it answers
 	}
 	leversMsg struct {
 		levers []lever.Lever
@@ -91,9 +91,9 @@ func (m *Model) refresh() tea.Cmd {
 	m.refreshing, m.header.Refreshing = true, true
 	m.refreshSeq++
 	now := m.Now()
-	reqs := signals.Requests(m.targets, now)
-	q, ctx := m.deps.Querier, m.Ctx
-	return func() tea.Msg { return signalsMsg{results: q.RunAll(ctx, reqs), at: now} }
+	reqs := m.requests(now)
+	q, ctx, gen := m.deps.Querier, m.Ctx, m.gen
+	return func() tea.Msg { return signalsMsg{results: q.RunAll(ctx, reqs), at: now, gen: gen} }
 }
 
 func (m *Model) scheduleRefresh() tea.Cmd {

@@ -87,6 +87,11 @@ type Model struct {
 	refreshing bool
 	reporting  bool // a report is being written
 	feedRetry  time.Duration
+
+	// gen counts target changes (drilling into a service and back): a
+	// refresh of older targets is dropped when it arrives.
+	gen   int
+	drill string
 }
 
 // New builds the dashboard. ctx bounds every command it starts: cancel it
@@ -131,6 +136,7 @@ func New(ctx context.Context, deps Deps, opts Options) *Model {
 	}
 	if opts.Signals.Catalog != nil {
 		m.targets = opts.Signals.Targets()
+		m.signals.SetFleet(opts.Signals.Fleet(), nil, "")
 	}
 	m.filter = textinput.New()
 	m.filter.Prompt = "/ "

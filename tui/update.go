@@ -34,6 +34,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case signalsMsg:
 		m.refreshing, m.header.Refreshing = false, false
+		if msg.gen != m.gen { // for targets left behind: ask for the new ones now
+			m.refreshSeq++
+			return m, m.refresh()
+		}
+		if m.signals.Fleet() {
+			m.signals.SetFleet(true, signals.Summaries(m.targets, msg.results), "")
+		}
 		m.signals.SetPanels(signals.Build(m.targets, msg.results), msg.at)
 		m.header.Refreshed = msg.at
 		m.header.Prom = promHealth(msg.results)
@@ -203,6 +210,15 @@ func (m *Model) sectionKey(k tea.KeyMsg) tea.Cmd {
 	km := m.KeyMap
 	switch m.focus {
 	case FocusSignals:
+		switch {
+		case keyIs(k, km.Drill) && m.signals.Fleet():
+			return m.drillInto()
+		case keyIs(k, km.Group) && m.signals.Fleet():
+			m.signals.ToggleGrouping()
+			return nil
+		case keyIs(k, km.Back) && m.drill != "":
+			return m.setTargets(m.opts.Signals, "")
+		}
 		return m.signals.Update(k)
 	case FocusLevers:
 		switch {
@@ -228,7 +244,7 @@ func (m *Model) filterKey(k tea.KeyMsg) tea.Cmd {
 	case tea.KeyEnter:
 		m.filtering = false
 		m.filter.Blur()
-		return nil
+		return m.drillToFiltered()
 	case tea.KeyEsc:
 		m.filtering = false
 		m.filter.Blur()

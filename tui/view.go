@@ -47,7 +47,7 @@ func (m *Model) layout() {
 		m.playbook.SetSize(right, pb)
 		m.journal.SetSize(right, h-lv-pb)
 	} else {
-		top := min(max(len(m.signals.Panels())+2, 5), h/2)
+		top := min(max(m.signals.Rows()+2, 5), h/2)
 		if !m.signalsLoaded() {
 			top = min(5, h/2)
 		}
@@ -142,7 +142,7 @@ func (m *Model) FullHelp() [][]key.Binding {
 	km := m.KeyMap
 	return [][]key.Binding{
 		km.Global(),
-		{km.PrevFocus, km.Up, km.Down, km.Left, km.Right},
+		{km.PrevFocus, km.Up, km.Down, km.Left, km.Right, km.Drill, km.Back, km.Group},
 		{km.RunStep, km.Release, km.Extend},
 		km.DialogHelp(),
 	}
@@ -157,7 +157,11 @@ func (m *Model) helpLines() []string {
 	full.ShowAll = true
 	lines := strings.Split(full.FullHelpView(m.FullHelp()), "\n")
 	lines = append(lines, "", "sections: signals (←↑↓→ select a panel, a pulls a lever for it), levers (r release, e extend),",
-		"playbook (enter runs the selected step), journal (↑↓ scroll). Any key closes this help.", "", keymap.PredictHelp)
+		"playbook (enter runs the selected step), journal (↑↓ scroll). Any key closes this help.",
+		"fleet view (no --service): each query's worst series, grouped by service, with the fleet's counts;",
+		"enter drills into the selected service, esc comes back; / then a full service name and enter opens any service;",
+		"g groups the rows by dependency instead (one dependency attacked by many callers), and back.",
+		"", keymap.PredictHelp)
 	if m.ReadOnly {
 		lines = append(lines, "", m.Styles.Warn.Render("read-only: every key that would change a lever or the journal is off."))
 	}

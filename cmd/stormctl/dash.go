@@ -12,6 +12,7 @@ import (
 	"github.com/stormctl/stormctl/actions"
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/playbooks"
+	"github.com/stormctl/stormctl/queries"
 	"github.com/stormctl/stormctl/tui"
 	"github.com/stormctl/stormctl/tui/components/signals"
 )
@@ -21,9 +22,13 @@ type dashOptions struct {
 	params, playbookDirs        []string
 	readOnly                    bool
 	refresh                     time.Duration
+	top                         int
+	recorded                    bool
 }
 
-func defaultDashOptions() *dashOptions { return &dashOptions{refresh: 10 * time.Second} }
+func defaultDashOptions() *dashOptions {
+	return &dashOptions{refresh: 10 * time.Second, top: signals.DefaultTop}
+}
 
 func newDashCmd(f *Factory) *cobra.Command {
 	o := defaultDashOptions()
@@ -52,6 +57,11 @@ not polled. --read-only hides every action.`,
 	fl.StringVar(&o.incident, "incident", "", "incident id (default: the open incident)")
 	fl.BoolVar(&o.readOnly, "read-only", false, "look, never act: hide every action")
 	fl.DurationVar(&o.refresh, "refresh", 10*time.Second, "mean interval between panel refreshes (jittered)")
+	fl.IntVar(&o.top, "top", signals.DefaultTop, fmt.Sprintf(
+		"without --service: the fleet view, each query's N worst series ranked and grouped by service, "+
+			"with the fleet's counts (0: every series; at most %d)", queries.MaxTop))
+	fl.BoolVar(&o.recorded, "recorded", false,
+		"rank the fleet from the recording rules of `stormctl query export --format rules` (cheaper for Prometheus)")
 	return cmd
 }
 
@@ -66,6 +76,9 @@ func runDash(ctx context.Context, f *Factory, o *dashOptions, extra *dashExtra) 
 	}
 	if !f.IO.IsStdinTTY() || !f.IO.IsStdoutTTY() {
 		return exit.NewUsage(fmt.Errorf("the dashboard needs a terminal; use stormctl status, query check or journal tail in scripts"))
+	}
+	if o.top < 0 || o.top > queries.MaxTop {
+		return exit.NewUsage(fmt.Errorf("--top %d: want 0 to %d", o.top, queries.MaxTop))
 	}
 	if o.playbook == "" && len(o.params) > 0 {
 		return exit.NewUsage(fmt.Errorf("--param needs --playbook"))
@@ -129,7 +142,7 @@ func runDash(ctx context.Context, f *Factory, o *dashOptions, extra *dashExtra) 
 	sort.Strings(services)
 	plan := signals.Plan{Catalog: cat, Service: o.service, Services: services, PackFor: func(service string) (string, map[string]string, error) {
 		return f.packFor("", service)
-	}}
+	}, Top: o.top, Recorded: o.recorded}
 	m := tui.New(ctx, deps, tui.Options{Context: cfg.Name, Actor: cfg.Actor, Incident: incident, ReadOnly: o.readOnly,
 		Signals: plan, Refresh: o.refresh})
 	prog = tea.NewProgram(m, tea.WithAltScreen(), tea.WithInput(f.IO.In), tea.WithOutput(f.IO.RawOut()), tea.WithContext(ctx))

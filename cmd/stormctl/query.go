@@ -31,6 +31,7 @@ your Prometheus and prints the config for them.`,
 // queryParams are the flags that select and parameterise a saved query.
 type queryParams struct {
 	pack, service, dependency, pool, window string
+	recorded                                bool // --recorded, with --top
 }
 
 func (p *queryParams) bind(cmd *cobra.Command) {
@@ -44,23 +45,32 @@ func (p *queryParams) bind(cmd *cobra.Command) {
 
 // render resolves the pack and renders query id; parameter errors exit 2.
 func (p *queryParams) render(f *Factory, id string) (*queries.Rendered, error) {
-	cat, err := f.Catalog()
+	cat, pack, qp, err := p.resolve(f)
 	if err != nil {
 		return nil, err
 	}
+	return cat.Render(id, pack, qp)
+}
+
+// resolve picks the pack and turns the flags into query params.
+func (p *queryParams) resolve(f *Factory) (*queries.Catalog, string, queries.Params, error) {
+	cat, err := f.Catalog()
+	if err != nil {
+		return nil, "", queries.Params{}, err
+	}
 	pack, labels, err := f.packFor(p.pack, p.service)
 	if err != nil {
-		return nil, err
+		return nil, "", queries.Params{}, err
 	}
 	qp := queries.Params{Service: p.service, Dependency: p.dependency, Pool: p.pool, Labels: labels}
 	if p.window != "" {
 		d, err := model.ParseDuration(p.window)
 		if err != nil || d <= 0 {
-			return nil, exit.NewUsage(fmt.Errorf("--window %q: want a Prometheus duration such as 30s, 1m or 5m", p.window))
+			return nil, "", queries.Params{}, exit.NewUsage(fmt.Errorf("--window %q: want a Prometheus duration such as 30s, 1m or 5m", p.window))
 		}
 		qp.Window = time.Duration(d)
 	}
-	return cat.Render(id, pack, qp)
+	return cat, pack, qp, nil
 }
 
 type thresholdJSON struct {

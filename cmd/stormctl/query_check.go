@@ -21,6 +21,7 @@ type checkOptions struct {
 	requireData bool
 	at          string
 	step        time.Duration
+	top         int
 }
 
 func newQueryCheckCmd(f *Factory) *cobra.Command {
@@ -32,10 +33,14 @@ func newQueryCheckCmd(f *Factory) *cobra.Command {
 breached only if it held for that long (evaluated as a subquery over the window).
 Exit 0 if nothing is breached, 4 if anything is, 1 if a query could not run.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkTop(cmd, o.top, &o.params); err != nil {
+				return err
+			}
 			return runCheck(cmd, f, o, args)
 		},
 	}
 	o.params.bind(cmd)
+	bindTop(cmd, &o.top, &o.params)
 	fl := cmd.Flags()
 	fl.BoolVar(&o.all, "all", false, "check every saved query the pack answers")
 	fl.StringVar(&o.failOn, "fail-on", "crit", "lowest status that fails the check: warn or crit")
@@ -66,6 +71,7 @@ func runCheck(cmd *cobra.Command, f *Factory, o *checkOptions, args []string) er
 		}
 	}
 	var rendered []*queries.Rendered
+	var fleets []*queries.Fleet
 	var reqs []queries.Request
 	for _, id := range args {
 		r, err := o.params.render(f, id)
@@ -79,6 +85,14 @@ func runCheck(cmd *cobra.Command, f *Factory, o *checkOptions, args []string) er
 		}
 		rendered = append(rendered, r)
 		key := requestKey(r, o.params)
+		if o.top > 0 {
+			fl, freqs, err := o.fleetRequests(f, r, key, at)
+			if err != nil {
+				return err
+			}
+			fleets, reqs = append(fleets, fl), append(reqs, freqs...)
+			continue
+		}
 		reqs = append(reqs, queries.Request{Key: key, Expr: r.Expr, Time: at, Metrics: r.Metrics})
 		if r.Threshold.For > 0 {
 			reqs = append(reqs, queries.Request{Key: key + "|sustained", Expr: r.Sustained(o.step), Time: at, Metrics: r.Metrics})
@@ -92,17 +106,26 @@ func runCheck(cmd *cobra.Command, f *Factory, o *checkOptions, args []string) er
 	out := make([]resultJSON, 0, len(rendered))
 	var failed, errored []string
 	i := 0
-	for _, r := range rendered {
-		res := toResult(r, results[i])
+	for n, r := range rendered {
+		var res resultJSON
+		if o.top > 0 {
+			res, _ = toFleetResult(fleets[n], results[i])
+		} else {
+			res = toResult(r, results[i])
+		}
 		i++
 		if r.Threshold.For > 0 {
-			markSustained(&res, r.Threshold, results[i])
+			if o.top > 0 {
+				markHeld(&res, fleets[n], results[i])
+			} else {
+				markSustained(&res, r.Threshold, results[i])
+			}
 			i++
 		}
 		switch {
 		case res.Error != "":
 			errored = append(errored, r.QueryID)
-		case breached(res, o.failOn) || (o.requireData && res.NoData != nil):
+		case fleetBreached(res, o.failOn) || (o.requireData && res.NoData != nil):
 			failed = append(failed, r.QueryID)
 		}
 		out = append(out, res)

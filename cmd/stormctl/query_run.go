@@ -53,6 +53,8 @@ type resultJSON struct {
 	Warnings  []string      `json:"warnings,omitempty"`
 	Infos     []string      `json:"infos,omitempty"`
 	Error     string        `json:"error,omitempty"`
+	// Fleet is set by --top: Series are then the worst only.
+	Fleet *fleetJSON `json:"fleet,omitempty"`
 }
 
 func finite(v float64) (*float64, string) {
@@ -185,12 +187,13 @@ func printResults(f *Factory, results []resultJSON, single bool) error {
 				if s.Held != "" && rank[s.Held] < rank[s.Status] {
 					status += " (held " + s.Held + " for " + r.Threshold.For + ")"
 				}
-				t.Row(r.ID, seriesName(s.Labels), val, status, r.Unit)
+				t.Row(r.ID, output.Printable(seriesName(s.Labels)), val, status, r.Unit)
 			}
 		}
 		if err := t.Flush(); err != nil {
 			return err
 		}
+		printFleetSummaries(f, results, tty)
 		for _, n := range notes {
 			fmt.Fprintln(f.IO.ErrOut, n)
 		}
@@ -201,16 +204,29 @@ func printResults(f *Factory, results []resultJSON, single bool) error {
 func newQueryRunCmd(f *Factory) *cobra.Command {
 	var p queryParams
 	var at, rng, step string
+	var top int
 	cmd := &cobra.Command{
 		Use:   "run ID",
 		Short: "Run a saved query: value per series with its threshold status",
 		Args:  usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkTop(cmd, top, &p); err != nil {
+				return err
+			}
 			r, err := p.render(f, args[0])
 			if err != nil {
 				return err
 			}
+			var fl *queries.Fleet
+			if top > 0 {
+				if fl, err = p.renderFleet(f, args[0], top); err != nil {
+					return err
+				}
+			}
 			q := queries.Request{Key: requestKey(r, p), Expr: r.Expr, Metrics: r.Metrics}
+			if fl != nil {
+				q.Key, q.Expr = fleetKey(q.Key, top, p.recorded), fl.Expr
+			}
 			if q.Time, err = evalTime(at, time.Now()); err != nil {
 				return err
 			}
@@ -218,6 +234,9 @@ func newQueryRunCmd(f *Factory) *cobra.Command {
 				if q.Range, err = parseRange(q.Time, rng, step); err != nil {
 					return err
 				}
+			}
+			if fl != nil && q.Range != nil {
+				q.Expr = fl.RangeExpr
 			}
 			runner, err := f.Runner()
 			if err != nil {
@@ -227,10 +246,15 @@ func newQueryRunCmd(f *Factory) *cobra.Command {
 			if res.Err != nil {
 				return res.Err
 			}
-			return printResults(f, []resultJSON{toResult(r, res)}, true)
+			out := toResult(r, res)
+			if fl != nil {
+				out, _ = toFleetResult(fl, res)
+			}
+			return printResults(f, []resultJSON{out}, true)
 		},
 	}
 	p.bind(cmd)
+	bindTop(cmd, &top, &p)
 	cmd.Flags().StringVar(&at, "time", "", "evaluation time: RFC 3339, Unix seconds, or -10m (default now)")
 	cmd.Flags().StringVar(&rng, "range", "", "run over a range ending at --time, e.g. 15m (query_range)")
 	cmd.Flags().StringVar(&step, "step", "15s", "resolution of --range")

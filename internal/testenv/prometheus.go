@@ -22,6 +22,9 @@ type PromOptions struct {
 	// OpenMetrics is backfilled with `promtool tsdb create-blocks-from
 	// openmetrics` into the data directory before the server starts.
 	OpenMetrics string
+	// Blocks is a directory of TSDB blocks (RuleBlocks makes one) moved
+	// into the data directory before the server starts.
+	Blocks string
 	// WebConfig is the content of --web.config.file (TLS, basic auth); ""
 	// for none. WebConfig builds one.
 	WebConfig string
@@ -61,6 +64,9 @@ func StartPrometheus(t testing.TB, opts PromOptions) *Prometheus {
 	data := filepath.Join(p.Dir, "data")
 	if opts.OpenMetrics != "" {
 		backfill(t, p.Dir, opts.OpenMetrics, data)
+	}
+	if opts.Blocks != "" {
+		moveBlocks(t, opts.Blocks, data)
 	}
 	config := "global:\n  scrape_interval: 15s\n  evaluation_interval: 15s\n" + opts.ExtraConfig
 	write(t, filepath.Join(p.Dir, "prometheus.yml"), config)

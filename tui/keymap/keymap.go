@@ -12,6 +12,10 @@ type KeyMap struct {
 	Report                      key.Binding // write the HTML post-incident report
 	NextFocus, PrevFocus        key.Binding
 	Up, Down, Left, Right       key.Binding
+	// Drill opens the selected service of the fleet view; Back returns.
+	Drill, Back key.Binding
+	// Group switches the fleet view's grouping: service or dependency.
+	Group key.Binding
 
 	// Mutating: disabled in read-only mode.
 	RunStep, Action, Release, Extend key.Binding
@@ -39,6 +43,9 @@ func DefaultKeyMap(readOnly bool) *KeyMap {
 		Down:      key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
 		Left:      key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/h", "left")),
 		Right:     key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "right")),
+		Drill:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "drill into service")),
+		Back:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back to the fleet")),
+		Group:     key.NewBinding(key.WithKeys("g"), key.WithHelp("g", "group by service/dependency")),
 
 		RunStep: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "run selected step")),
 		Action:  key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "pull a lever (plan first)")),

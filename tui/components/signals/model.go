@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/stormctl/stormctl/internal/output"
 	"github.com/stormctl/stormctl/queries"
 	"github.com/stormctl/stormctl/tui/common"
 )
@@ -33,6 +34,13 @@ type Model struct {
 	filter  string
 	at      time.Time
 	loaded  bool
+
+	fleet     bool      // the fleet view: ranked rows grouped by service
+	summaries []Summary // the fleet's counts, one per query
+	drill     string    // the service drilled into from the fleet
+	history   map[string][]queries.Point
+	// byDependency groups the fleet's rows by dependency, not service.
+	byDependency bool
 }
 
 // New returns an empty signals section.
@@ -44,6 +52,9 @@ func (m *Model) SetPanels(ps []Panel, at time.Time) {
 	key := ""
 	if p, ok := m.Selected(); ok {
 		key = p.Key()
+	}
+	if m.fleet {
+		m.keepHistory(ps, at)
 	}
 	m.panels, m.at, m.loaded = ps, at, true
 	m.apply()
@@ -66,6 +77,9 @@ func (m *Model) apply() {
 		if m.filter == "" || strings.Contains(p.Service, m.filter) || (p.Service == "" && strings.Contains(p.Series, m.filter)) {
 			m.visible = append(m.visible, i)
 		}
+	}
+	if m.fleet {
+		m.rankVisible()
 	}
 	m.sel = min(m.sel, max(len(m.visible)-1, 0))
 }
@@ -90,7 +104,7 @@ func (m *Model) Selected() (Panel, bool) {
 // grid says whether panels are cards, and how many a row: only when the
 // section is wide, and tall enough to show every card or a good many.
 func (m *Model) grid() (cols int, ok bool) {
-	if m.Width < gridMinWidth {
+	if m.Width < gridMinWidth || m.fleet {
 		return 1, false
 	}
 	cols = max(1, (m.Width-2)/cardMinWidth)
@@ -126,7 +140,14 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 
 // ShortHelp implements help.KeyMap.
 func (m *Model) ShortHelp() []key.Binding {
-	return []key.Binding{m.KeyMap.Up, m.KeyMap.Down, m.KeyMap.Action}
+	keys := []key.Binding{m.KeyMap.Up, m.KeyMap.Down, m.KeyMap.Action}
+	switch {
+	case m.fleet:
+		keys = append(keys, m.KeyMap.Drill, m.KeyMap.Group)
+	case m.drill != "":
+		keys = append(keys, m.KeyMap.Back)
+	}
+	return keys
 }
 
 // FullHelp implements help.KeyMap.
@@ -136,6 +157,12 @@ func (m *Model) FullHelp() [][]key.Binding {
 
 func (m *Model) title() string {
 	t := "Signals"
+	switch {
+	case m.fleet:
+		t = "Fleet: worst first"
+	case m.drill != "":
+		t = "Signals: " + output.Printable(m.drill) + " (esc: back to the fleet)"
+	}
 	if m.filter != "" {
 		t += " (service ~ " + m.filter + ")"
 	}
@@ -144,6 +171,9 @@ func (m *Model) title() string {
 
 // View draws the section at its size.
 func (m *Model) View() string {
+	if m.fleet && m.loaded {
+		return m.fleetView()
+	}
 	if !m.loaded || len(m.visible) == 0 {
 		msg := "waiting for the first refresh…"
 		if m.loaded {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stormctl/stormctl/internal/output"
 	"github.com/stormctl/stormctl/queries"
 )
 
@@ -66,6 +67,9 @@ func Build(targets []Target, results []queries.Result) []Panel {
 		i++
 		base.Threshold = t.Rendered.Threshold
 		base.Service = t.Service
+		if t.Fleet != nil {
+			res.Series = queries.SplitFleet(t.Fleet, res.Series).Worst
+		}
 		out = append(out, fromResult(base, res)...)
 	}
 	return out
@@ -120,7 +124,11 @@ func trend(pts []queries.Point) int {
 	if len(pts) <= trendBack {
 		return 0
 	}
-	now, then := pts[len(pts)-1].V, pts[len(pts)-1-trendBack].V
+	return change(pts[len(pts)-1].V, pts[len(pts)-1-trendBack].V)
+}
+
+// change is +1, 0 or -1: now against then, flat under 5%.
+func change(now, then float64) int {
 	if math.IsNaN(now) || math.IsNaN(then) || math.IsInf(now, 0) || math.IsInf(then, 0) {
 		return 0
 	}
@@ -163,7 +171,7 @@ func seriesName(labels map[string]string) string {
 	if len(parts) == 0 {
 		return "all"
 	}
-	return strings.Join(parts, " ")
+	return output.Printable(strings.Join(parts, " "))
 }
 
 // FormatValue writes v in its unit, short enough for a panel.

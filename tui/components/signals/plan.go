@@ -30,6 +30,13 @@ type Plan struct {
 	Services []string
 	// PackFor picks a service's pack and label overrides.
 	PackFor func(service string) (pack string, labels map[string]string, err error)
+	// Top > 0 with no Service is the fleet view: each query is reduced on
+	// the server to its Top worst series and the fleet's counts, one
+	// request per query and pack (see FleetTargets).
+	Top int
+	// Recorded ranks the fleet from the catalogue's recording rules
+	// (queries.Catalog.RenderRecordedFleet) instead of the raw metrics.
+	Recorded bool
 }
 
 // Target is one request the panels are refreshed from: a rendered query,
@@ -40,17 +47,17 @@ type Target struct {
 	Key      string
 	Err      error
 	Service  string // the service it was rendered for; "" for every service
+	// Fleet is set in the fleet view: the request is its expression.
+	Fleet *queries.Fleet
 }
 
 // Targets renders every query in focus once. A pack that cannot answer a
 // query is left out: the dashboard shows what can be known.
 func (p Plan) Targets() []Target {
-	ids := p.Queries
-	if len(ids) == 0 {
-		for _, q := range p.Catalog.Queries() {
-			ids = append(ids, q.ID)
-		}
+	if p.Fleet() {
+		return p.fleetTargets()
 	}
+	ids := p.ids()
 	services := []string{p.Service}
 	if p.Service == "" {
 		services = append(services, p.Services...)
@@ -93,7 +100,11 @@ func Requests(targets []Target, now time.Time) []queries.Request {
 		if t.Rendered == nil {
 			continue
 		}
-		out = append(out, queries.Request{Key: t.Key, Expr: t.Rendered.Expr, Range: rng, Metrics: t.Rendered.Metrics})
+		expr := t.Rendered.Expr
+		if t.Fleet != nil {
+			expr = t.Fleet.RangeExpr
+		}
+		out = append(out, queries.Request{Key: t.Key, Expr: expr, Range: rng, Metrics: t.Rendered.Metrics})
 	}
 	return out
 }

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stormctl/stormctl/internal/exit"
+	"github.com/stormctl/stormctl/internal/output"
+	"github.com/stormctl/stormctl/queries"
+)
+
+// fleetJSON is what a --top run adds to a result: how many series the
+// query has in all, past warn and past crit (a level the threshold lacks
+// is left out), and for thresholds with for: how many held there.
+type fleetJSON struct {
+	Top      int  `json:"top"`
+	Total    int  `json:"total"`
+	Warn     *int `json:"warn,omitempty"`
+	Crit     *int `json:"crit,omitempty"`
+	HeldWarn *int `json:"held_warn,omitempty"`
+	HeldCrit *int `json:"held_crit,omitempty"`
+}
+
+func bindTop(cmd *cobra.Command, top *int, p *queryParams) {
+	cmd.Flags().IntVar(top, "top", 0, fmt.Sprintf(
+		"reduce on the server: only the N worst series, with counts of every series past warn and crit (1-%d)", queries.MaxTop))
+	cmd.Flags().BoolVar(&p.recorded, "recorded", false,
+		"with --top: rank the recorded series of `stormctl query export --format rules` instead of the raw metrics")
+}
+
+func checkTop(cmd *cobra.Command, top int, p *queryParams) error {
+	if cmd.Flags().Changed("top") && (top < 1 || top > queries.MaxTop) {
+		return exit.NewUsage(fmt.Errorf("--top %d: want 1 to %d", top, queries.MaxTop))
+	}
+	if p.recorded && (top == 0 || p.service != "" || p.dependency != "" || p.pool != "" || p.window != "") {
+		return exit.NewUsage(fmt.Errorf("--recorded ranks the whole fleet as the rules recorded it: give --top, and no --service, --dependency, --pool or --window"))
+	}
+	return nil
+}
+
+// renderFleet resolves the pack like render and renders query id reduced
+// to its top worst series and counts.
+func (p *queryParams) renderFleet(f *Factory, id string, top int) (*queries.Fleet, error) {
+	cat, pack, qp, err := p.resolve(f)
+	if err != nil {
+		return nil, err
+	}
+	if p.recorded {
+		return cat.RenderRecordedFleet(id, pack, top)
+	}
+	return cat.RenderFleet(id, pack, qp, top)
+}
+
+// fleetKey is the runner key of a fleet request.
+func fleetKey(key string, top int, recorded bool) string {
+	key += "|top" + strconv.Itoa(top)
+	if recorded {
+		key += "|recorded"
+	}
+	return key
+}
+
+func levelCount(n int) *int {
+	if n < 0 {
+		return nil
+	}
+	return &n
+}
+
+// toFleetResult is toResult for a fleet expression: the worst series as
+// the result's series, the counts beside them.
+func toFleetResult(fl *queries.Fleet, res queries.Result) (resultJSON, queries.FleetResult) {
+	split := queries.SplitFleet(fl, res.Series)
+	res.Series = split.Worst
+	out := toResult(fl.Rendered, res)
+	out.Expr = fl.Expr
+	if out.Error == "" && out.NoData == nil {
+		out.Fleet = &fleetJSON{Top: fl.Top, Total: split.Total, Warn: levelCount(split.Warn), Crit: levelCount(split.Crit)}
+	}
+	return out, split
+}
+
+// markHeld records the held levels from the fleet expression of the
+// sustained values (Fleet.HeldFleet).
+func markHeld(out *resultJSON, fl *queries.Fleet, held queries.Result) {
+	if out.Fleet == nil || held.Err != nil {
+		return
+	}
+	split := queries.SplitFleet(fl, held.Series)
+	held.Series = split.Worst
+	markSustained(out, fl.Threshold, held)
+	out.Fleet.HeldWarn, out.Fleet.HeldCrit = levelCount(split.Warn), levelCount(split.Crit)
+}
+
+// fleetBreached is breached for a fleet: counted over every series, not
+// only the worst shown, and over the held counts when the threshold has a
+// for: window.
+func fleetBreached(r resultJSON, failOn string) bool {
+	fl := r.Fleet
+	if fl == nil {
+		return breached(r, failOn)
+	}
+	warn, crit := fl.Warn, fl.Crit
+	if r.Threshold.For != "" {
+		warn, crit = fl.HeldWarn, fl.HeldCrit
+	}
+	n := deref(crit)
+	if failOn == string(queries.Warn) {
+		n += deref(warn)
+	}
+	return n > 0
+}
+
+func deref(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// fleetSummary is "amplification: 3 crit, 11 warn of 2,940 series (worst 5
+// shown)", and the held counts when there are some.
+func fleetSummary(r resultJSON) string {
+	fl := r.Fleet
+	counts := queries.FleetResult{Total: fl.Total, Warn: countOr(fl.Warn), Crit: countOr(fl.Crit)}
+	s := fmt.Sprintf("%s (worst %d shown)", counts.Text(r.ID), min(fl.Top, len(r.Series)))
+	if fl.HeldCrit != nil || fl.HeldWarn != nil {
+		s += fmt.Sprintf("; held for %s: %d crit, %d warn", r.Threshold.For, deref(fl.HeldCrit), deref(fl.HeldWarn))
+	}
+	return output.Printable(s)
+}
+
+func countOr(p *int) int {
+	if p == nil {
+		return -1
+	}
+	return *p
+}
+
+// printFleetSummaries writes a summary line per fleet result: after the
+// table on a terminal, on stderr in a pipe so the rows stay rows.
+func printFleetSummaries(f *Factory, results []resultJSON, tty bool) {
+	var lines []string
+	for _, r := range results {
+		if r.Fleet != nil {
+			lines = append(lines, fleetSummary(r))
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	var w io.Writer = f.IO.ErrOut
+	if tty {
+		w = f.IO.Out
+		lines = append([]string{""}, lines...)
+	}
+	fmt.Fprintln(w, strings.Join(lines, "\n"))
+}
+
+// fleetRequests are the requests of a --top check of r: the fleet
+// expression, and for a threshold with for: that of the sustained values.
+func (o *checkOptions) fleetRequests(f *Factory, r *queries.Rendered, key string, at time.Time) (*queries.Fleet, []queries.Request, error) {
+	fl, err := o.params.renderFleet(f, r.QueryID, o.top)
+	if err != nil {
+		return nil, nil, err
+	}
+	key = fleetKey(key, o.top, o.params.recorded)
+	reqs := []queries.Request{{Key: key, Expr: fl.Expr, Time: at, Metrics: fl.Metrics}}
+	if r.Threshold.For > 0 {
+		held, err := fl.HeldFleet(o.step)
+		if err != nil {
+			return nil, nil, err
+		}
+		reqs = append(reqs, queries.Request{Key: key + "|sustained", Expr: held, Time: at, Metrics: fl.Metrics})
+	}
+	return fl, reqs, nil
+}
