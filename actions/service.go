@@ -78,12 +78,16 @@ type attempt struct {
 
 	evidence map[string][]journal.Evidence
 	forced   bool
-	pending  bool
-	state    map[string]leverState
-	snap     *controlplane.Snapshot // read once, see read
-	head     string                 // the journal head last seen, for the first write
-	replayed []TargetResult
-	guards   []GuardResult
+	// unverified are the names --force let through unconfirmed;
+	// nameNotes say where names were confirmed when not live.
+	unverified []string
+	nameNotes  []string
+	pending    bool
+	state      map[string]leverState
+	snap       *controlplane.Snapshot // read once, see read
+	head       string                 // the journal head last seen, for the first write
+	replayed   []TargetResult
+	guards     []GuardResult
 }
 
 func (s *Service) begin(spec Spec, m mode) *attempt {
@@ -123,7 +127,7 @@ func (s *Service) Plan(ctx context.Context, spec Spec) (*Result, error) {
 	res := a.result("plan")
 	for i, name := range a.names() {
 		e := a.entry(journal.ActionPlanned, name)
-		e.Outcome = outcome
+		e.Outcome = joinNote(outcome, a.outcomeNote())
 		if i < len(res.Targets) {
 			e.Previous, e.New = stateOf(res.Targets[i].Before), stateOf(res.Targets[i].After)
 		}
@@ -194,6 +198,7 @@ func (a *attempt) commit(ctx context.Context, op string) (*Result, error) {
 	for i, t := range a.targets {
 		st := a.state[t.Name]
 		e := a.entry("", t.Name)
+		e.Outcome = a.outcomeNote() // the control plane prefixes "applied"
 		req := controlplane.ApplyRequest{
 			Lever: lever.Lever{Kind: a.ks.Kind, Target: t.Name, Value: a.value, ActionID: a.id, Actor: a.leverActor,
 				Reason: a.spec.Reason, Incident: a.incident, CreatedAt: now, ExpiresAt: now.Add(a.spec.TTL)},
@@ -327,7 +332,7 @@ func (a *attempt) result(op string) *Result {
 		kind = a.ks.Kind
 	}
 	r := &Result{Operation: op, ActionID: a.id, Kind: kind, Value: a.value, Actor: a.leverActor, Reason: a.spec.Reason,
-		Incident: a.incident, TTL: journal.Duration(a.spec.TTL), Forced: a.forced, Guards: a.guards,
+		Incident: a.incident, TTL: journal.Duration(a.spec.TTL), Forced: a.forced, Unverified: a.unverified, Guards: a.guards,
 		Targets: append([]TargetResult{}, a.replayed...)}
 	if a.approval != nil {
 		r.RequestID = a.approval.ID

@@ -65,6 +65,9 @@ func summary(res *actions.Result) string {
 	if res.Forced {
 		s += " (FORCED: no supporting evidence)"
 	}
+	if len(res.Unverified) > 0 {
+		s += " (TARGET UNVERIFIED: " + strings.Join(res.Unverified, ", ") + ")"
+	}
 	if res.Incident != "" {
 		s += " [incident " + res.Incident + "]"
 	}

@@ -17,8 +17,9 @@ import (
 // the storm fixture, with a policy: autoscaling needs approval, victor is
 // a viewer.
 type actionEnv struct {
-	t   *testing.T
-	env map[string]string
+	t    *testing.T
+	env  map[string]string
+	prom *testenv.Prometheus
 }
 
 func newActionEnv(t *testing.T) *actionEnv {
@@ -38,9 +39,9 @@ contexts:
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return &actionEnv{t: t, env: map[string]string{
+	return &actionEnv{t: t, prom: prom, env: map[string]string{
 		"STORMCTL_CONFIG": path, "STORMCTL_PROMETHEUS_URL": prom.URL, "STORMCTL_REDIS_URL": r.URL("", ""),
-		"STORMCTL_ACTOR": "alice", "XDG_STATE_HOME": filepath.Join(dir, "state"),
+		"STORMCTL_ACTOR": "alice", "XDG_STATE_HOME": filepath.Join(dir, "state"), "XDG_CACHE_HOME": filepath.Join(dir, "cache"),
 	}}
 }
 
