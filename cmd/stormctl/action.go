@@ -10,6 +10,7 @@ import (
 
 	"github.com/stormctl/stormctl/actions"
 	"github.com/stormctl/stormctl/internal/exit"
+	"github.com/stormctl/stormctl/internal/output"
 )
 
 func newActionCmd(f *Factory) *cobra.Command {
@@ -122,8 +123,9 @@ func runAction(ctx context.Context, f *Factory, op string, spec actions.Spec) er
 		res, err = s.Apply(ctx, spec)
 	}
 	var pending *actions.PendingError
-	if res != nil && (err == nil || op == "plan" || errors.As(err, &pending)) {
-		if perr := printResult(f, res); perr != nil {
+	ft, _ := f.Output()
+	if res != nil && (err == nil || op == "plan" || errors.As(err, &pending) || ft != output.Table) {
+		if perr := printResult(f, res, err); perr != nil {
 			return perr
 		}
 	}
@@ -198,7 +200,7 @@ func runChange(ctx context.Context, f *Factory, do func(*actions.Service, string
 	if err != nil {
 		return err
 	}
-	return printResult(f, res)
+	return printResult(f, res, nil)
 }
 
 func newActionListCmd(f *Factory) *cobra.Command {

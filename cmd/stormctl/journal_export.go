@@ -118,7 +118,8 @@ func newJournalVerifyCmd(f *Factory) *cobra.Command {
 		Long: `Recompute every entry's SHA-256 and check that each links to the one before it
 and that the last is the control plane's journal head. An edited entry fails its
 hash; a removed, reordered or inserted one breaks a link. On failure it exits 4
-and names the first bad entry.
+and names the first bad entry. With -o json it prints {"entries", "head",
+"chain_intact"} and, on failure, "error" with the message and exit code.
 
 With --file it checks a saved JSON Lines export (unfiltered); give --head to
 also catch entries removed from its end.`,
@@ -130,15 +131,7 @@ also catch entries removed from its end.`,
 			}
 			defer done()
 			n, err := journal.Verify(recs, head)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(f.IO.Out, "journal verified: %d entries, chain intact", n)
-			if head != "" {
-				fmt.Fprintf(f.IO.Out, ", head %.12s", head)
-			}
-			fmt.Fprintln(f.IO.Out)
-			return nil
+			return printVerify(f, verifyReport{Entries: n, Head: head, ChainIntact: err == nil, Error: newErrorJSON(err)}, err)
 		},
 	}
 	o.bind(cmd, "verify")
@@ -175,4 +168,32 @@ once: a sync that is interrupted can be run again.`,
 	}
 	cmd.Flags().StringVar(&path, "file", "", "pending file (default $STORMCTL_JOURNAL_PENDING or $XDG_STATE_HOME/stormctl/journal-pending.jsonl)")
 	return cmd
+}
+
+// verifyReport is what `journal verify -o json` prints.
+type verifyReport struct {
+	Entries     int        `json:"entries"`
+	Head        string     `json:"head,omitempty"`
+	ChainIntact bool       `json:"chain_intact"`
+	Error       *errorJSON `json:"error,omitempty"`
+}
+
+// printVerify prints the report (a table prints only success, the error
+// going to stderr) and returns err.
+func printVerify(f *Factory, rep verifyReport, err error) error {
+	perr := f.Print(rep, func(bool) error {
+		if err != nil {
+			return nil
+		}
+		fmt.Fprintf(f.IO.Out, "journal verified: %d entries, chain intact", rep.Entries)
+		if rep.Head != "" {
+			fmt.Fprintf(f.IO.Out, ", head %.12s", rep.Head)
+		}
+		_, err := fmt.Fprintln(f.IO.Out)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return perr
 }

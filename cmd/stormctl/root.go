@@ -28,6 +28,9 @@ func Main(args []string, io *iostreams.IOStreams) int {
 	if err != nil && strings.HasPrefix(err.Error(), "unknown command") {
 		err = exit.NewUsage(err)
 	}
+	if err != nil && !f.printed {
+		printFailure(io.Out, f.flags.output, err)
+	}
 	var silent *exit.Silent
 	if err != nil && !errors.As(err, &silent) {
 		fmt.Fprintf(io.ErrOut, "stormctl: %v\n", err)
@@ -57,6 +60,9 @@ type Factory struct {
 
 	prom  promDeps
 	store storeDeps
+	// printed is set once Print wrote a result, so that Main does not
+	// print a failure as a second document.
+	printed bool
 }
 
 func newFactory(io *iostreams.IOStreams, getenv func(string) string) *Factory {
@@ -69,6 +75,11 @@ func (f *Factory) Config() (*config.Resolved, error) {
 		path := f.flags.configPath
 		if path == "" {
 			path = config.DefaultPath()
+		} else if _, err := os.Stat(path); err != nil {
+			// Only the default file may be absent: a file named on the
+			// command line that is not there is a mistake to report.
+			f.cfgErr = exit.NewUsage(fmt.Errorf("--config %s: %w", path, err))
+			return
 		}
 		file, err := config.Load(path)
 		if err != nil {
@@ -95,6 +106,7 @@ func (f *Factory) Print(v any, table func(tty bool) error) error {
 	if err != nil {
 		return err
 	}
+	f.printed = true
 	if ft == output.Table {
 		return table(f.IO.IsStdoutTTY())
 	}
@@ -116,11 +128,16 @@ breakers forced open, autoscaling frozen, degraded mode, load shed.`,
 	pf.StringVar(&f.flags.PrometheusURL, "prometheus-url", "", "Prometheus HTTP API base URL (env STORMCTL_PROMETHEUS_URL)")
 	pf.StringVar(&f.flags.RedisURL, "redis-url", "", "control-plane Redis URL, redis:// or rediss:// (env STORMCTL_REDIS_URL)")
 	pf.StringVar(&f.flags.Actor, "actor", "", "who is acting, for the journal (env STORMCTL_ACTOR, default $USER)")
-	pf.StringVarP(&f.flags.output, "output", "o", "", "output format: table, json or yaml")
+	pf.StringVarP(&f.flags.output, "output", "o", "", "output format: table, json or yaml (journal tail: JSON Lines); failures print {\"error\": ...} too")
 	pf.StringVar(&f.flags.configPath, "config", "", "config file (env STORMCTL_CONFIG, default $XDG_CONFIG_HOME/stormctl/config.yaml)")
 	pf.StringArrayVar(&f.flags.queriesDirs, "queries", nil, "extra directory of saved-query YAML files (repeatable; config: queries-dirs)")
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json", "yaml"}, cobra.ShellCompDirectiveNoFileComp))
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exit.NewUsage(err) })
+	// Every command refuses an unknown -o, even one that prints no result.
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		_, err := f.Output()
+		return err
+	}
 
 	root.AddCommand(newVersionCmd(f))
 	root.AddCommand(newQueryCmd(f))

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"errors"
+	"io"
+
+	"github.com/stormctl/stormctl/actions"
+	"github.com/stormctl/stormctl/internal/exit"
+	"github.com/stormctl/stormctl/internal/output"
+	"github.com/stormctl/stormctl/lever"
+)
+
+// errorJSON is how -o json and -o yaml report a failure on stdout, so a
+// script reads one document whether the command succeeded or not: the
+// message and exit code always, and for a guard's refusal the guard, the
+// reason, what would let it through and the journal entries that record it.
+type errorJSON struct {
+	Message        string       `json:"message"`
+	ExitCode       int          `json:"exit_code"`
+	Guard          string       `json:"guard,omitempty"`
+	Reason         string       `json:"reason,omitempty"`
+	Hint           string       `json:"hint,omitempty"`
+	Holder         *lever.Lever `json:"holder,omitempty"`
+	JournalEntries []string     `json:"journal_entries,omitempty"`
+	JournaledLocal bool         `json:"journaled_locally,omitempty"`
+	RequestID      string       `json:"request_id,omitempty"`
+}
+
+func newErrorJSON(err error) *errorJSON {
+	if err == nil {
+		return nil
+	}
+	e := &errorJSON{Message: err.Error(), ExitCode: exit.Code(err)}
+	var ref *actions.RefusedError
+	if errors.As(err, &ref) {
+		e.Guard, e.Reason, e.Hint, e.Holder = ref.Guard, ref.Reason, ref.Hint, ref.Holder
+		e.JournalEntries, e.JournaledLocal = ref.Entries, ref.Local
+	}
+	var pending *actions.PendingError
+	if errors.As(err, &pending) && !pending.Planned {
+		e.RequestID = pending.Request.ID
+	}
+	return e
+}
+
+// failureDoc is the document printed for a failed command that printed
+// nothing else.
+type failureDoc struct {
+	Error *errorJSON `json:"error"`
+}
+
+// printFailure writes err as a structured document when -o asks for one;
+// it writes nothing for table output or an invalid -o.
+func printFailure(w io.Writer, format string, err error) {
+	ft, ferr := output.ParseFormat(format)
+	if ferr != nil || ft == output.Table {
+		return
+	}
+	_ = output.Structured(w, ft, failureDoc{Error: newErrorJSON(err)})
+}
