@@ -89,6 +89,9 @@ and "stormctl action approve ID" by someone else applies it. Exits 0 with the re
   stormctl action %s breaker payments open --ttl 10m --reason "p99 above timeout" --yes`, op, op),
 		Args: usageArgs(cobra.ExactArgs(3)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOrder(cmd, args[0], args[1], args[2]); err != nil {
+				return err
+			}
 			return runAction(cmd.Context(), f, op, o.spec(args[0], args[1], args[2]))
 		},
 	}
@@ -149,42 +152,59 @@ func newActionApproveCmd(f *Factory) *cobra.Command {
 }
 
 func newActionReleaseCmd(f *Factory) *cobra.Command {
-	var reason string
+	o := &changeOptions{}
 	cmd := &cobra.Command{
-		Use:   "release ACTION-ID",
+		Use:   "release ACTION-ID --reason R",
 		Short: "Undo an action: remove its levers, or restore the levers it superseded",
-		Args:  usageArgs(cobra.ExactArgs(1)),
+		Long: `Undo an action: remove its levers, or restore the levers it superseded. A reason
+is required, as for apply. Releasing asks for no confirmation (it is the way back
+to normal); --yes is accepted so that a runbook step reads like apply's.`,
+		Example: `  stormctl action release 01JD5Q... --reason "p99 back under the timeout" --yes`,
+		Args:    usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runChange(cmd.Context(), f, func(s *actions.Service, actor string) (*actions.Result, error) {
-				return s.Release(cmd.Context(), args[0], actor, reason)
+				return s.Release(cmd.Context(), args[0], actor, o.reason)
 			})
 		},
 	}
-	cmd.Flags().StringVar(&reason, "reason", "", "why it is released")
+	o.bind(cmd, "released")
 	return cmd
 }
 
 func newActionExtendCmd(f *Factory) *cobra.Command {
-	var (
-		reason string
-		ttl    time.Duration
-	)
+	o := &changeOptions{}
+	var ttl time.Duration
 	cmd := &cobra.Command{
-		Use:   "extend ACTION-ID --ttl D",
+		Use:   "extend ACTION-ID --ttl D --reason R",
 		Short: "Move an action's expiry to now + TTL (at most the kind's maximum)",
-		Args:  usageArgs(cobra.ExactArgs(1)),
+		Long: `Move an action's expiry to now + TTL, at most the kind's maximum. A reason is
+required, as for apply; --yes is accepted for scripts (extend asks for no
+confirmation).`,
+		Example: `  stormctl action extend 01JD5Q... --ttl 20m --reason "gateway still slow" --yes`,
+		Args:    usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if ttl <= 0 {
 				return exit.NewUsage(errors.New("--ttl is required: the new time left, from now"))
 			}
 			return runChange(cmd.Context(), f, func(s *actions.Service, actor string) (*actions.Result, error) {
-				return s.Extend(cmd.Context(), args[0], actor, reason, ttl)
+				return s.Extend(cmd.Context(), args[0], actor, o.reason, ttl)
 			})
 		},
 	}
 	cmd.Flags().DurationVar(&ttl, "ttl", 0, "time left from now (required)")
-	cmd.Flags().StringVar(&reason, "reason", "", "why it is extended")
+	o.bind(cmd, "extended")
 	return cmd
+}
+
+// changeOptions are the flags of release and extend.
+type changeOptions struct {
+	reason string
+	yes    bool
+}
+
+func (o *changeOptions) bind(cmd *cobra.Command, done string) {
+	cmd.Flags().StringVar(&o.reason, "reason", "", "why it is "+done+" (required)")
+	cmd.Flags().BoolVar(&o.yes, "yes", false, "accepted for scripts, as for apply: "+cmd.Name()+" asks for no confirmation")
 }
 
 func runChange(ctx context.Context, f *Factory, do func(*actions.Service, string) (*actions.Result, error)) error {

@@ -18,6 +18,9 @@ func (e *actionEnv) journalEntries() []journal.Entry {
 	}
 	var es []journal.Entry
 	for line := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
+		if line == "" {
+			continue
+		}
 		var en journal.Entry
 		if err := json.Unmarshal([]byte(line), &en); err != nil {
 			e.t.Fatalf("journal tail -o json line %q: %v", line, err)

@@ -133,8 +133,12 @@ func TestActionExitCodes(t *testing.T) {
 	}
 
 	// Extend and list.
-	e.expect(exit.OK, "alice", "action", "extend", id, "--ttl", "20m")
-	_, msg = e.expect(exit.Refused, "alice", "action", "extend", id, "--ttl", "2h")
+	_, msg = e.expect(exit.Refused, "alice", "action", "extend", id, "--ttl", "20m", "--yes")
+	if !strings.Contains(msg, "refused by the reason guard: a reason is required") {
+		t.Fatalf("extend without a reason: %s", msg)
+	}
+	e.expect(exit.OK, "alice", "action", "extend", id, "--ttl", "20m", "--reason", "still storming", "--yes")
+	_, msg = e.expect(exit.Refused, "alice", "action", "extend", id, "--ttl", "2h", "--reason", "still storming")
 	if !strings.Contains(msg, "exceeds the maximum 30m0s") {
 		t.Fatalf("extend too far: %s", msg)
 	}
@@ -143,7 +147,11 @@ func TestActionExitCodes(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list) != 2 || list[0]["state"] != "active" {
 		t.Fatalf("list: %v %s", err, out)
 	}
-	_, msg = e.expect(1, "alice", "action", "release", "01NOSUCHACTION")
+	_, msg = e.expect(exit.Refused, "alice", "action", "release", id, "--yes")
+	if !strings.Contains(msg, "refused by the reason guard") {
+		t.Fatalf("release without a reason: %s", msg)
+	}
+	_, msg = e.expect(1, "alice", "action", "release", "01NOSUCHACTION", "--reason", "done")
 	if !strings.Contains(msg, "no active action 01NOSUCHACTION") {
 		t.Fatalf("unknown action: %s", msg)
 	}

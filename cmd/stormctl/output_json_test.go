@@ -97,7 +97,7 @@ func TestJSONOutputIncludesRefusals(t *testing.T) {
 		t.Fatalf("pending: %v", v)
 	}
 	// A failure that is not a refusal: the error alone.
-	v = doc(exit.Error, "action", "release", "01NOSUCHACTION")
+	v = doc(exit.Error, "action", "release", "01NOSUCHACTION", "--reason", "done")
 	if r := errOf(v); r["exit_code"] != 1.0 || !strings.Contains(r["message"].(string), "no active action 01NOSUCHACTION") {
 		t.Fatalf("release unknown: %v", v)
 	}
