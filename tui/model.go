@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -82,6 +83,9 @@ type Model struct {
 	status    string
 	statusErr bool
 	statusAt  time.Time
+	// errSource is what the error in the status bar came from (levers,
+	// approvals, journal), so that its recovery clears it.
+	errSource string
 
 	refreshSeq int
 	refreshing bool
@@ -186,7 +190,15 @@ func (m *Model) cycleFocus(d int) {
 }
 
 func (m *Model) setStatus(s string, isErr bool) {
-	m.status, m.statusErr, m.statusAt = s, isErr, m.Now()
+	m.status, m.statusErr, m.statusAt, m.errSource = s, isErr, m.Now(), ""
+}
+
+// recovered clears the status bar's error if it came from one of sources,
+// which have just answered again: a stale error would say it still fails.
+func (m *Model) recovered(sources ...string) {
+	if m.statusErr && m.errSource != "" && slices.Contains(sources, m.errSource) {
+		m.setStatus(m.errSource+": reconnected", false)
+	}
 }
 
 // statusTTL is how long a message stays in the status bar.

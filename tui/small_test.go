@@ -1,0 +1,33 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stormctl/stormctl/actions"
+)
+
+// At 80×24 the dialog shows its refusal and its esc hint, and the help
+// line keeps `q quit` whatever section has the focus.
+func TestEightyByTwentyFour(t *testing.T) {
+	w := newWorld()
+	w.act.refuse = &actions.RefusedError{Guard: actions.GuardEvidence, Reason: "amplification is ok (1.02, crit > 1.3)",
+		Hint: "pass --force to act without evidence"}
+	h := w.open(t, Options{}, 80, 24)
+	for range 4 {
+		lines := strings.Split(h.view(), "\n")
+		if last := lines[len(lines)-1]; !strings.Contains(last, "q quit") {
+			t.Fatalf("focus %s: the help line lacks q quit: %q", h.m.Focus(), last)
+		}
+		h.key("tab")
+	}
+	h.key("a")
+	h.typeText("just in case")
+	h.key("enter")
+	h.contains("refused by the evidence guard: amplification is ok", "esc")
+	v := h.view()
+	if lines := strings.Split(v, "\n"); !strings.Contains(lines[len(lines)-1], "esc") {
+		t.Fatalf("the help line lacks the dialog's esc:\n%s", v)
+	}
+	checkSize(t, v, 80, 24)
+}
