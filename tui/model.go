@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/stormctl/stormctl/playbooks"
 	"github.com/stormctl/stormctl/tui/common"
 	"github.com/stormctl/stormctl/tui/components/dialog"
 	"github.com/stormctl/stormctl/tui/components/header"
@@ -125,6 +126,7 @@ func New(ctx context.Context, deps Deps, opts Options) *Model {
 		m.pb = &lockedPlaybook{p: deps.Playbook}
 		pb := deps.Playbook.Playbook()
 		m.playbook = playbook.New(c, pb.Name, pb.Title)
+		m.playbook.SetTexts(noteTexts(deps.Playbook))
 		snap := m.pb.snapshot()
 		m.playbook.SetSteps(snap.steps, snap.next)
 		m.lower = FocusPlaybook
@@ -203,3 +205,20 @@ func (m *Model) recovered(sources ...string) {
 
 // statusTTL is how long a message stays in the status bar.
 const statusTTL = 15 * time.Second
+
+// noteTexts are the texts of a playbook's note steps, with the run's
+// parameters inserted when the run can do that.
+func noteTexts(p Playbook) map[string]string {
+	texts := map[string]string{}
+	r, renders := p.(interface{ StepText(id string) string })
+	for _, s := range p.Playbook().Steps {
+		if s.Type != playbooks.Note {
+			continue
+		}
+		texts[s.ID] = s.Text
+		if renders {
+			texts[s.ID] = r.StepText(s.ID)
+		}
+	}
+	return texts
+}

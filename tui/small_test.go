@@ -31,3 +31,22 @@ func TestEightyByTwentyFour(t *testing.T) {
 	}
 	checkSize(t, v, 80, 24)
 }
+
+// A note step is guidance to read: selected, it shows its text, with the
+// run's parameters inserted.
+func TestNoteStepShowsText(t *testing.T) {
+	w := newWorld()
+	deps := w.deps()
+	deps.Playbook = playbookWorld(t, w)
+	h := newHarness(t, w.c, deps, Options{Actor: "alice"}, 120, 40)
+	h.key("tab", "tab")
+	for range 10 {
+		if s, ok := h.m.playbook.Selected(); ok && s.Title == "Do not restart or scale the caller" {
+			break
+		}
+		h.key("down")
+	}
+	h.contains("Do not restart checkout and do not add", "replicas: new pods reconnect at once")
+	h.lacks("{{ .params")
+	checkSize(t, h.view(), 120, 40)
+}

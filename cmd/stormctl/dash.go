@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stormctl/stormctl/actions"
+	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/playbooks"
 	"github.com/stormctl/stormctl/tui"
@@ -88,7 +89,8 @@ func runDash(ctx context.Context, f *Factory, o *dashOptions, extra *dashExtra) 
 		warnings = append(warnings, "prometheus: "+err.Error())
 	}
 	var svc *actions.Service
-	if store, err := f.Store(ctx); err == nil {
+	store, err := f.Store(ctx)
+	if err == nil {
 		deps.Store = store
 		deps.Journal = store.Journal()
 		if !o.readOnly {
@@ -102,10 +104,8 @@ func runDash(ctx context.Context, f *Factory, o *dashOptions, extra *dashExtra) 
 		warnings = append(warnings, "redis: "+err.Error())
 	}
 	incident := o.incident
-	if incident == "" && svc != nil {
-		if cur, err := svc.CurrentIncident(ctx); err == nil && cur != nil {
-			incident = cur.ID
-		}
+	if incident == "" && deps.Store != nil {
+		incident = currentIncidentID(ctx, store)
 	}
 	var prog *tea.Program
 	if o.playbook != "" {
@@ -174,4 +174,14 @@ func dashPlaybook(ctx context.Context, f *Factory, o *dashOptions, svc *actions.
 		run.Resume(history)
 	}
 	return run, nil
+}
+
+// currentIncidentID is the open incident's id, "" if none or unreadable.
+// Looking needs no actor and writes nothing, so --read-only finds it too.
+func currentIncidentID(ctx context.Context, store *controlplane.Store) string {
+	cur, err := (&actions.Service{Store: actions.FromStore(store)}).CurrentIncident(ctx)
+	if err != nil || cur == nil {
+		return ""
+	}
+	return cur.ID
 }
