@@ -112,6 +112,11 @@ func (s *Service) begin(spec Spec, m mode) *attempt {
 func (s *Service) Plan(ctx context.Context, spec Spec) (*Result, error) {
 	a := s.begin(spec, modePlan)
 	ref, err := a.run(ctx)
+	if errors.Is(err, controlplane.ErrUnavailable) {
+		// Like an apply: the attempt is on the record (the journal writer
+		// keeps it in the local pending file until `journal sync`).
+		return nil, a.failedAs(ctx, journal.ActionPlanned, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -315,8 +320,13 @@ func (a *attempt) refuse(ctx context.Context, ref *RefusedError) error {
 // failed records an attempt that could not be completed, e.g. because the
 // control plane is unreachable (the entry then goes to the local file).
 func (a *attempt) failed(ctx context.Context, cause error) error {
+	return a.failedAs(ctx, journal.ActionRefused, cause)
+}
+
+// failedAs records an attempt that could not be completed as event ev.
+func (a *attempt) failedAs(ctx context.Context, ev journal.Event, cause error) error {
 	for _, name := range a.names() {
-		e := a.entry(journal.ActionRefused, name)
+		e := a.entry(ev, name)
 		e.Outcome = "error"
 		e.Error = cause.Error()
 		if _, _, err := a.s.Journal.Append(ctx, e); err != nil {
