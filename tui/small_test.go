@@ -11,8 +11,11 @@ import (
 // line keeps `q quit` whatever section has the focus.
 func TestEightyByTwentyFour(t *testing.T) {
 	w := newWorld()
-	w.act.refuse = &actions.RefusedError{Guard: actions.GuardEvidence, Reason: "amplification is ok (1.02, crit > 1.3)",
-		Hint: "pass --force to act without evidence"}
+	w.act.refuse = &actions.RefusedError{Guard: actions.GuardEvidence, Reason: "no evidence supports retries=off on checkout->payment-gateway " +
+		"(amplification: prometheus query http://127.0.0.1:9090: connection refused (is Prometheus listening at this address?); " +
+		"retry_ratio: prometheus query http://127.0.0.1:9090: connection refused (is Prometheus listening at this address?)); " +
+		"it needs amplification or retry_ratio at or past its warn threshold",
+		Hint: "act anyway with --force (journaled as forced)"}
 	h := w.open(t, Options{}, 80, 24)
 	for range 4 {
 		lines := strings.Split(h.view(), "\n")
@@ -24,7 +27,9 @@ func TestEightyByTwentyFour(t *testing.T) {
 	h.key("a")
 	h.typeText("just in case")
 	h.key("enter")
-	h.contains("refused by the evidence guard: amplification is ok", "esc")
+	// The whole reason, wrapped, and the way back.
+	h.contains("refused by the evidence guard: no evidence supports", "past its warn threshold; act anyway with --force (journaled as forced)",
+		"enter/esc: back")
 	v := h.view()
 	if lines := strings.Split(v, "\n"); !strings.Contains(lines[len(lines)-1], "esc") {
 		t.Fatalf("the help line lacks the dialog's esc:\n%s", v)
