@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 )
 
@@ -26,12 +27,20 @@ type CachedValues struct {
 	ReadAt time.Time `json:"read_at"`
 }
 
+// refreshAfter is how old a cached read may get before an identical read
+// rewrites it: rewriting costs a file write per process, and the time
+// shown while Prometheus is down need not be exact to the second.
+const refreshAfter = 5 * time.Minute
+
 // Save records the values of label read at t. The file is replaced
 // atomically, so a reader never sees half of it.
 func (c *LabelCache) Save(label string, values []string, t time.Time) error {
 	all, err := c.load()
 	if err != nil {
 		all = cachedLabels{} // a corrupt cache is replaced, not trusted
+	}
+	if old, ok := all[label]; ok && slices.Equal(old.Values, values) && t.Sub(old.ReadAt) < refreshAfter && !t.Before(old.ReadAt) {
+		return nil
 	}
 	all[label] = CachedValues{Values: values, ReadAt: t.UTC()}
 	data, err := json.Marshal(all)

@@ -72,3 +72,17 @@ func BenchmarkRefreshCycle(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/base, "x_plain_copy")
 }
+
+// BenchmarkView80x24 draws the dashboard at 80×24, where the signals are
+// a list (one value column, "N more"), against the same plain copy.
+func BenchmarkView80x24(b *testing.B) {
+	h, _, _ := benchModel(b)
+	h.send(windowSize(80, 24))
+	base := baseline()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		_ = h.m.View()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/base, "x_plain_copy")
+}
