@@ -17,18 +17,25 @@ import (
 	"github.com/stormctl/stormctl/lever"
 )
 
+// realStore is the control plane on a real redis-server of the test's own.
+func realStore(t *testing.T) (*testenv.Redis, *controlplane.Store) {
+	t.Helper()
+	r := testenv.StartRedis(t, testenv.RedisOptions{})
+	store, err := controlplane.Open(context.Background(), config.Redis{URL: r.URL("", ""), Namespace: "tui"}, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return r, store
+}
+
 // Against a real redis-server that dies and comes back: the levers are
 // marked stale while it is down (and stay listed), the error is shown,
 // and once it answers again the levers are read afresh and the error is
 // cleared.
 func TestLeversStaleWhileRedisDown(t *testing.T) {
 	ctx := context.Background()
-	r := testenv.StartRedis(t, testenv.RedisOptions{})
-	store, err := controlplane.Open(ctx, config.Redis{URL: r.URL("", ""), Namespace: "tui"}, func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	r, store := realStore(t)
 	now := time.Now()
 	l := lever.Lever{Kind: lever.Retries, Target: "checkout->payments", Value: "off", Actor: "alice", Reason: "amplification 4x",
 		CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
@@ -62,12 +69,7 @@ func TestLeversStaleWhileRedisDown(t *testing.T) {
 // pending approvals read before stay listed.
 func TestPlanWhileRedisDownGoesToPendingFile(t *testing.T) {
 	ctx := context.Background()
-	r := testenv.StartRedis(t, testenv.RedisOptions{})
-	store, err := controlplane.Open(ctx, config.Redis{URL: r.URL("", ""), Namespace: "tui"}, func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	r, store := realStore(t)
 	pol, err := actions.NewPolicy(config.Policy{Approval: []string{"autoscaling"}}, nil)
 	if err != nil {
 		t.Fatal(err)
