@@ -65,6 +65,9 @@ func runDash(ctx context.Context, f *Factory, o *dashOptions, extra *dashExtra) 
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	if err := textOnly(f, "the dashboard", "use stormctl status -o json or journal tail -o json in scripts"); err != nil {
+		return err
+	}
 	if !f.IO.IsStdinTTY() || !f.IO.IsStdoutTTY() {
 		return exit.NewUsage(fmt.Errorf("the dashboard needs a terminal; use stormctl status, query check or journal tail in scripts"))
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/stormctl/stormctl/actions"
@@ -57,4 +58,15 @@ func printFailure(w io.Writer, format string, err error) {
 		return
 	}
 	_ = output.Structured(w, ft, failureDoc{Error: newErrorJSON(err)})
+}
+
+// textOnly refuses -o json and -o yaml for a command whose output is a
+// format of its own (a timeline, a terminal screen); the refusal itself
+// reaches stdout as {"error": ...}.
+func textOnly(f *Factory, what, instead string) error {
+	ft, err := f.Output()
+	if err != nil || ft == output.Table {
+		return err
+	}
+	return exit.NewUsage(fmt.Errorf("%s has no -o %s; %s", what, ft, instead))
 }

@@ -70,6 +70,9 @@ func (o *journalExportOptions) filter(now time.Time) (journal.Filter, error) {
 }
 
 func runJournalExport(ctx context.Context, f *Factory, o *journalExportOptions) error {
+	if err := textOnly(f, "journal export", "its --format jsonl is JSON Lines, one entry per line"); err != nil {
+		return err
+	}
 	format, err := journal.ParseFormat(o.format)
 	if err != nil {
 		return exit.NewUsage(err)
