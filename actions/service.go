@@ -376,3 +376,10 @@ func RecordUnreachable(ctx context.Context, j Journal, spec Spec, cause error) e
 	s := &Service{Journal: j, Clock: SystemClock{}}
 	return s.begin(spec, modeApply).failed(ctx, cause)
 }
+
+// RecordUnreachablePlan is RecordUnreachable for a plan: the entry is an
+// action.planned one whose outcome is the error.
+func RecordUnreachablePlan(ctx context.Context, j Journal, spec Spec, cause error) error {
+	s := &Service{Journal: j, Clock: SystemClock{}}
+	return s.begin(spec, modePlan).failedAs(ctx, journal.ActionPlanned, cause)
+}

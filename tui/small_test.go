@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -54,4 +56,24 @@ func TestNoteStepShowsText(t *testing.T) {
 	h.contains("Do not restart checkout and do not add", "replicas: new pods reconnect at once")
 	h.lacks("{{ .params")
 	checkSize(t, h.view(), 120, 40)
+}
+
+// downActions is an action service that cannot reach the control plane.
+type downActions struct{ *fakeActions }
+
+func (downActions) Plan(context.Context, actions.Spec) (*actions.Result, error) {
+	return nil, errors.New("control plane redis://127.0.0.1:1 unreachable")
+}
+
+// Started without Redis, the dashboard still opens the dialog, plans, and
+// says why nothing could be done.
+func TestDialogWithoutStore(t *testing.T) {
+	w := newWorld()
+	h := newHarness(t, w.c, Deps{Querier: w.q, Actions: downActions{&fakeActions{now: w.c.Now, store: w.st}}}, Options{Actor: "alice"}, 80, 24)
+	h.key("a")
+	h.typeText("amplification 4x")
+	h.key("enter")
+	h.settle()
+	h.contains("127.0.0.1:1 unreachable", "esc")
+	checkSize(t, h.view(), 80, 24)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stormctl/stormctl/actions"
 	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/internal/exit"
+	"github.com/stormctl/stormctl/journal"
 	"github.com/stormctl/stormctl/playbooks"
 	"github.com/stormctl/stormctl/tui"
 	"github.com/stormctl/stormctl/tui/components/signals"
@@ -105,6 +106,9 @@ func runDash(ctx context.Context, f *Factory, o *dashOptions, extra *dashExtra) 
 		}
 	} else {
 		warnings = append(warnings, "redis: "+err.Error())
+		if !o.readOnly && cfg.Actor != "" {
+			deps.Actions = offlineActions{journal: journal.NewWriter(nil, f.PendingPath()), actor: cfg.Actor, cause: err}
+		}
 	}
 	incident := o.incident
 	if incident == "" && deps.Store != nil {
