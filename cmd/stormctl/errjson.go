@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -54,7 +55,14 @@ type failureDoc struct {
 // it writes nothing for table output or an invalid -o.
 func printFailure(w io.Writer, format string, err error) {
 	ft, ferr := output.ParseFormat(format)
-	if ferr != nil || ft == output.Table {
+	switch {
+	case ferr != nil || ft == output.Table:
+		return
+	case ft == output.JSON:
+		// One line, so that it is also a valid line of JSON Lines (journal
+		// tail -o json) after any entries printed before the failure.
+		data, _ := json.Marshal(failureDoc{Error: newErrorJSON(err)})
+		_, _ = fmt.Fprintf(w, "%s\n", data)
 		return
 	}
 	_ = output.Structured(w, ft, failureDoc{Error: newErrorJSON(err)})

@@ -163,3 +163,19 @@ func TestEveryCommandPrintsJSON(t *testing.T) {
 		}
 	}
 }
+
+// A journal tail that fails prints its error as one JSON line, so the
+// output stays JSON Lines.
+func TestJournalTailFailureIsOneJSONLine(t *testing.T) {
+	t.Setenv("STORMCTL_CONFIG", filepath.Join(t.TempDir(), "none.yaml"))
+	t.Setenv("STORMCTL_REDIS_URL", "redis://127.0.0.1:1")
+	io, _, out, _ := iostreams.Test()
+	if code := Main([]string{"journal", "tail", "-o", "json"}, io); code != exit.Error {
+		t.Fatalf("exit %d", code)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	var doc failureDoc
+	if len(lines) != 1 || json.Unmarshal([]byte(lines[0]), &doc) != nil || doc.Error == nil || !strings.Contains(doc.Error.Message, "127.0.0.1:1") {
+		t.Fatalf("stdout %q", out)
+	}
+}
