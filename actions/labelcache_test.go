@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stormctl/stormctl/internal/config"
@@ -46,5 +47,22 @@ func TestNamesFallBackToCachedLabels(t *testing.T) {
 	_, _, _ = live.Known(ctx, ServiceName, "checkout")
 	if c, ok := cache.Load("service"); !ok || len(c.Values) != 2 {
 		t.Fatalf("cache not rewritten: %+v %v", c, ok)
+	}
+}
+
+// Suggestions come from label values, which are untrusted: one that could
+// not be a target (here an escape sequence) is never suggested.
+func TestSuggestionsAreValidNames(t *testing.T) {
+	ctx := context.Background()
+	cp := newFakeCP()
+	w := world(cp, config.Policy{})
+	w.Inventory = NewNames(config.Inventory{}, nil, fakeLabels{values: map[string][]string{
+		"service": {"checkout", "checkou\x1b]0;pwned\x07"}, "dependency": {"payments"}}})
+	spec := okSpec()
+	spec.Target = "checkou->payments"
+	_, err := w.Apply(ctx, spec)
+	var ref *RefusedError
+	if !errors.As(err, &ref) || ref.Guard != GuardValidation || !strings.Contains(ref.Hint, "did you mean checkout?") || strings.ContainsRune(err.Error(), 0x1b) {
+		t.Fatalf("%v", err)
 	}
 }

@@ -33,6 +33,10 @@ func (a *attempt) checkNames(ctx context.Context) (notes []string, v verdict, er
 				continue
 			}
 			hint := fmt.Sprintf("add it to inventory.%ss in the context if it is real", n.role)
+			// Label values come from Prometheus (or its cache): only those
+			// that could be a target are suggested, so none prints raw
+			// control characters.
+			near = slices.DeleteFunc(near, func(v string) bool { return lever.CheckName(string(n.role), v) != nil })
 			if len(near) > 0 {
 				hint = "did you mean " + strings.Join(near, " or ") + "?"
 			}
