@@ -13,16 +13,13 @@ import (
 	"github.com/stormctl/stormctl/internal/iostreams"
 )
 
-// Every command refuses an unknown -o with exit 2 before doing anything,
-// even those that print no result.
-func TestUnknownOutputFormatExits2(t *testing.T) {
-	t.Setenv("STORMCTL_CONFIG", filepath.Join(t.TempDir(), "none.yaml"))
-	t.Setenv("STORMCTL_REDIS_URL", "redis://127.0.0.1:1")
-	t.Setenv("STORMCTL_PROMETHEUS_URL", "http://127.0.0.1:1")
+// leafCommands lists every runnable command as its path of names, without
+// help, completion and those skip names.
+func leafCommands(skip func(name string) bool) [][]string {
 	var leaves [][]string
 	var walk func(c *cobra.Command, path []string)
 	walk = func(c *cobra.Command, path []string) {
-		if c.Hidden || c.Name() == "help" || c.Name() == "completion" {
+		if c.Hidden || c.Name() == "help" || c.Name() == "completion" || (skip != nil && skip(strings.Join(path, " "))) {
 			return
 		}
 		if !c.HasSubCommands() && c.Runnable() {
@@ -34,6 +31,16 @@ func TestUnknownOutputFormatExits2(t *testing.T) {
 	}
 	io, _, _, _ := iostreams.Test()
 	walk(newRootCmd(newFactory(io, os.Getenv)), nil)
+	return leaves
+}
+
+// Every command refuses an unknown -o with exit 2 before doing anything,
+// even those that print no result.
+func TestUnknownOutputFormatExits2(t *testing.T) {
+	t.Setenv("STORMCTL_CONFIG", filepath.Join(t.TempDir(), "none.yaml"))
+	t.Setenv("STORMCTL_REDIS_URL", "redis://127.0.0.1:1")
+	t.Setenv("STORMCTL_PROMETHEUS_URL", "http://127.0.0.1:1")
+	leaves := leafCommands(nil)
 	if len(leaves) < 30 {
 		t.Fatalf("only %d commands found", len(leaves))
 	}
@@ -137,24 +144,12 @@ func TestEveryCommandPrintsJSON(t *testing.T) {
 	t.Setenv("STORMCTL_ACTOR", "alice")
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	io, _, _, _ := iostreams.Test()
-	var leaves [][]string
-	var walk func(c *cobra.Command, path []string)
-	walk = func(c *cobra.Command, path []string) {
-		// demo, lab run and playbook run would run a storm (their JSON is
-		// tested beside them).
-		name := strings.Join(path, " ")
-		if c.Name() == "help" || c.Name() == "completion" || name == "demo" || name == "lab run" || name == "playbook run" {
-			return
-		}
-		if !c.HasSubCommands() && c.Runnable() {
-			leaves = append(leaves, path)
-		}
-		for _, sub := range c.Commands() {
-			walk(sub, append(append([]string{}, path...), sub.Name()))
-		}
+	// demo, lab run and playbook run would run a storm (their JSON is
+	// tested beside them).
+	leaves := leafCommands(func(name string) bool { return name == "demo" || name == "lab run" || name == "playbook run" })
+	if len(leaves) < 30 {
+		t.Fatalf("only %d commands found", len(leaves))
 	}
-	walk(newRootCmd(newFactory(io, os.Getenv)), nil)
 	for _, path := range leaves {
 		io, _, out, errOut := iostreams.Test()
 		code := Main(append(append([]string{}, path...), "-o", "json"), io)
