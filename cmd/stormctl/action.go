@@ -9,8 +9,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stormctl/stormctl/actions"
+	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/internal/output"
+	"github.com/stormctl/stormctl/journal"
 )
 
 func newActionCmd(f *Factory) *cobra.Command {
@@ -108,9 +110,16 @@ func runAction(ctx context.Context, f *Factory, op string, spec actions.Spec) er
 	}
 	attempt := &spec
 	if op == "plan" {
-		attempt = nil // a dry run that could not run is not an attempt to record
+		attempt = nil // recorded below, as a plan
 	}
 	s, err := f.Actions(ctx, attempt)
+	if op == "plan" && errors.Is(err, controlplane.ErrUnavailable) {
+		// A plan is on the record too, as the dashboard's are: it waits in
+		// the local pending file for `journal sync`.
+		cfg, _ := f.Config()
+		spec.Actor = cfg.Actor
+		return actions.RecordUnreachablePlan(ctx, journal.NewWriter(nil, f.PendingPath()), spec, err)
+	}
 	if err != nil {
 		return err
 	}

@@ -181,4 +181,11 @@ func TestActionRedisUnreachable(t *testing.T) {
 	if err != nil || len(pending) != 1 || pending[0].Event != journal.ActionRefused || pending[0].Outcome != "error" || !pending[0].Offline {
 		t.Fatalf("the attempt must wait in the pending file: %+v %v", pending, err)
 	}
+	// A plan too, as a plan.
+	_, errOut, code = e.run("alice", "", "action", "plan", "retries", "checkout->payments", "off", "--ttl", "10m", "--reason", "amplification 4x")
+	pending, err = journal.Pending(filepath.Join(e.env["XDG_STATE_HOME"], "stormctl", "journal-pending.jsonl"))
+	if code != exit.Error || !strings.Contains(errOut, "127.0.0.1:1") || err != nil || len(pending) != 2 ||
+		pending[1].Event != journal.ActionPlanned || pending[1].Outcome != "error" || pending[1].Actor != "alice" {
+		t.Fatalf("plan while Redis is down: exit %d %s: %+v %v", code, errOut, pending, err)
+	}
 }
