@@ -100,31 +100,17 @@ func (a *attempt) validate(ctx context.Context) (verdict, error) {
 	if v, err := a.attachIncident(ctx); v.refuse != nil || err != nil {
 		return v, err
 	}
-	for _, t := range a.targets {
-		for _, n := range []struct {
-			role NameRole
-			name string
-		}{{ServiceName, t.Service}, {DependencyName, t.Dependency}} {
-			if n.name == "" {
-				continue
-			}
-			known, near, err := a.s.Inventory.Known(ctx, n.role, n.name)
-			if known {
-				continue
-			}
-			hint := fmt.Sprintf("add it to inventory.%ss in the context if it is real", n.role)
-			if len(near) > 0 {
-				hint = "did you mean " + strings.Join(near, " or ") + "?"
-			}
-			if err != nil {
-				return refuse(hint, "cannot confirm that %s %q exists: it is not in the config inventory and %v", n.role, n.name, err), nil
-			}
-			return refuse(hint, "unknown %s %q in target %q", n.role, n.name, t.Name), nil
-		}
+	notes, v, err := a.checkNames(ctx)
+	if v.refuse != nil || err != nil {
+		return v, err
 	}
+	a.nameNotes = notes
 	detail := fmt.Sprintf("%s=%s on %s", a.ks.Kind, a.value, strings.Join(a.names(), ", "))
 	if a.incident != "" {
 		detail += ", incident " + a.incident
+	}
+	if len(notes) > 0 {
+		detail += "; " + strings.Join(notes, "; ")
 	}
 	return pass("%s", detail), nil
 }

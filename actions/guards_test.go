@@ -308,11 +308,11 @@ func TestMultiTargetAction(t *testing.T) {
 	if again, err := w.Apply(ctx, spec); err != nil || !again.Replayed || len(again.Targets) != 2 || cp.writes != 2 {
 		t.Fatalf("replay of both targets: %+v %v", again, err)
 	}
-	rel, err := w.Release(ctx, res.ActionID, "alice", "")
+	rel, err := w.Release(ctx, res.ActionID, "alice", "recovered")
 	if err != nil || len(rel.Targets) != 2 || len(cp.levers) != 0 {
 		t.Fatalf("release must end both: %+v %v", rel, err)
 	}
-	if e := cp.entries()[len(cp.entries())-1]; e.Reason != "released by alice (no reason given)" {
+	if e := cp.entries()[len(cp.entries())-1]; e.Reason != "recovered" {
 		t.Fatalf("release reason: %q", e.Reason)
 	}
 }
@@ -325,7 +325,7 @@ func TestReleaseNeedsARoleThatMayUseTheKind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = w.Release(ctx, res.ActionID, "victor", "")
+	_, err = w.Release(ctx, res.ActionID, "victor", "recovered")
 	var ref *RefusedError
 	if !errors.As(err, &ref) || ref.Guard != GuardPolicy || cp.levers["retries:checkout->payments"] == nil {
 		t.Fatalf("a viewer's release: %v", err)
@@ -333,7 +333,34 @@ func TestReleaseNeedsARoleThatMayUseTheKind(t *testing.T) {
 	if e := cp.entries()[len(cp.entries())-1]; e.Event != journal.ActionRefused || e.Actor != "victor" {
 		t.Fatalf("the refusal must be journaled: %+v", e)
 	}
-	if _, err := w.Extend(ctx, res.ActionID, "alice", "", 0); err == nil || !strings.Contains(err.Error(), "TTL is required") {
+	if _, err := w.Extend(ctx, res.ActionID, "alice", "still storming", 0); err == nil || !strings.Contains(err.Error(), "TTL is required") {
 		t.Fatalf("extend without a TTL: %v", err)
+	}
+}
+
+// Release and extend need a reason, like apply; the refusal is journaled
+// and nothing changes.
+func TestReleaseAndExtendNeedAReason(t *testing.T) {
+	ctx := context.Background()
+	cp := newFakeCP()
+	w := world(cp, config.Policy{})
+	res, err := w.Apply(ctx, okSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for op, do := range map[string]func() error{
+		"release": func() error { _, err := w.Release(ctx, res.ActionID, "alice", "  "); return err },
+		"extend":  func() error { _, err := w.Extend(ctx, res.ActionID, "alice", "", 10*time.Minute); return err },
+	} {
+		var ref *RefusedError
+		if err := do(); !errors.As(err, &ref) || ref.Guard != GuardReason || !strings.Contains(ref.Hint, "stormctl action "+op+" "+res.ActionID) {
+			t.Fatalf("%s without a reason: %v", op, err)
+		}
+		if e := cp.entries()[len(cp.entries())-1]; e.Event != journal.ActionRefused || e.Outcome != "refused: reason" {
+			t.Fatalf("%s: the refusal must be journaled: %+v", op, e)
+		}
+	}
+	if l := cp.levers["retries:checkout->payments"]; l == nil || !l.ExpiresAt.Equal(res.Targets[0].After.ExpiresAt) {
+		t.Fatalf("the lever must be unchanged: %+v", l)
 	}
 }

@@ -266,13 +266,13 @@ func (sv *servers) supersedeRelease(t *testing.T) {
 	if l == nil || l.ActionID != first.ActionID || l.Value != "off" {
 		t.Fatalf("release must restore the superseded lever: %+v", l)
 	}
-	if _, err := w.Release(ctx, first.ActionID, "alice", ""); err != nil {
+	if _, err := w.Release(ctx, first.ActionID, "alice", "cap held"); err != nil {
 		t.Fatal(err)
 	}
 	if l, _, _, _ = store.Get(ctx, "retries", "checkout->payments"); l != nil {
 		t.Fatalf("lever after the last release: %+v", l)
 	}
-	_, err = w.Release(ctx, first.ActionID, "alice", "")
+	_, err = w.Release(ctx, first.ActionID, "alice", "cap held")
 	var nf *NotFoundError
 	if !errors.As(err, &nf) {
 		t.Fatalf("releasing twice: %v", err)
@@ -422,7 +422,7 @@ func (sv *servers) incidentsExtendList(t *testing.T) {
 	if got := time.Until(ext.Targets[0].After.ExpiresAt); got < 24*time.Minute {
 		t.Fatalf("extended to %s", got)
 	}
-	if _, err := w.Extend(ctx, res.ActionID, "alice", "", time.Hour); exit.Code(err) != exit.Refused {
+	if _, err := w.Extend(ctx, res.ActionID, "alice", "still storming", time.Hour); exit.Code(err) != exit.Refused {
 		t.Fatalf("extend past the maximum: %v", err)
 	}
 	if _, err := w.Release(ctx, res.ActionID, "alice", "recovered"); err != nil {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/stormctl/stormctl/internal/config"
 	"github.com/stormctl/stormctl/internal/suggest"
@@ -22,6 +23,9 @@ type Names struct {
 	static map[NameRole][]string
 	source LabelSource // nil: config only
 	labels map[NameRole]string
+	// Cache, if set, keeps every successful read of the label values and
+	// answers from it while the source fails.
+	Cache *LabelCache
 
 	mu    sync.Mutex
 	cache map[NameRole][]string
@@ -56,7 +60,8 @@ func NewNames(inv config.Inventory, services map[string]config.Service, src Labe
 	return n
 }
 
-// Known implements Inventory.
+// Known implements Inventory. A name known only from the cache is known,
+// with a *StaleNamesError saying so.
 func (n *Names) Known(ctx context.Context, role NameRole, name string) (bool, []string, error) {
 	names := n.static[role]
 	if slices.Contains(names, name) {
@@ -67,7 +72,7 @@ func (n *Names) Known(ctx context.Context, role NameRole, name string) (bool, []
 		var fetched []string
 		fetched, err = n.fetch(ctx, role)
 		if slices.Contains(fetched, name) {
-			return true, nil, nil
+			return true, nil, err // err: known from the cache only
 		}
 		names = append(slices.Clone(names), fetched...)
 	}
@@ -81,7 +86,21 @@ func (n *Names) fetch(ctx context.Context, role NameRole) ([]string, error) {
 	if vs, ok := n.cache[role]; ok {
 		return vs, n.err[role]
 	}
-	vs, err := n.source.LabelValues(ctx, n.labels[role])
+	label := n.labels[role]
+	vs, err := n.source.LabelValues(ctx, label)
+	switch {
+	case err == nil && n.Cache != nil:
+		// A cache that cannot be written costs only the fallback.
+		_ = n.Cache.Save(label, vs, time.Now())
+	case err != nil:
+		stale := &StaleNamesError{Err: err}
+		if n.Cache != nil {
+			if c, ok := n.Cache.Load(label); ok {
+				vs, stale.ReadAt = c.Values, c.ReadAt
+			}
+		}
+		err = stale
+	}
 	n.cache[role], n.err[role] = vs, err
 	return vs, err
 }

@@ -61,7 +61,7 @@ func ParseKind(s string) (KindSpec, error) {
 		return ks, nil
 	}
 	names := lever.KindNames()
-	msg := fmt.Sprintf("unknown lever kind %q (kinds: %s)", s, strings.Join(names, ", "))
+	msg := fmt.Sprintf("unknown lever kind %s (kinds: %s)", lever.Quote(s), strings.Join(names, ", "))
 	if m := suggest.Closest(s, names); len(m) > 0 {
 		msg += "; did you mean " + m[0] + "?"
 	}

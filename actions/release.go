@@ -3,6 +3,7 @@ package actions
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/stormctl/stormctl/controlplane"
@@ -38,14 +39,14 @@ func (s *Service) heldBy(ctx context.Context, id string) ([]lever.Lever, error) 
 
 // Release undoes action id: each of its levers is removed, or restored to
 // the lever it superseded if that has not expired. The actor's role must
-// allow the kind. Releasing is never rate limited or confirmed: it is the
-// way back to normal.
+// allow the kind and a reason is required, as for apply. Releasing is never
+// rate limited or confirmed: it is the way back to normal.
 func (s *Service) Release(ctx context.Context, id, actor, reason string) (*Result, error) {
 	return s.change(ctx, "release", id, actor, reason, 0)
 }
 
 // Extend sets the expiry of action id's levers to now + ttl, within the
-// kind's maximum TTL.
+// kind's maximum TTL; a reason is required.
 func (s *Service) Extend(ctx context.Context, id, actor, reason string, ttl time.Duration) (*Result, error) {
 	return s.change(ctx, "extend", id, actor, reason, ttl)
 }
@@ -62,14 +63,17 @@ func (s *Service) change(ctx context.Context, op, id, actor, reason string, ttl 
 	for _, l := range levers {
 		a.targets = append(a.targets, Target{Name: l.Target})
 	}
-	if reason == "" {
-		a.spec.Reason = map[string]string{"release": "released", "extend": "extended"}[op] + " by " + actor + " (no reason given)"
-	}
 	checks := []guard{{GuardPolicy, func(context.Context) (verdict, error) {
 		if !s.Policy.Allows(actor, first.Kind) {
 			return refuse("ask someone whose role may", "%s (role %s) may not %s %s levers", actor, s.Policy.Role(actor), op, first.Kind), nil
 		}
 		return pass("%s is %s", actor, s.Policy.Role(actor)), nil
+	}}, {GuardReason, func(context.Context) (verdict, error) {
+		// Like apply: the record says why the lever changed.
+		if strings.TrimSpace(reason) == "" {
+			return refuse(fmt.Sprintf(`say why, e.g. --reason "amplification back under 1.2x" (stormctl action %s %s --reason ...)`, op, id), "a reason is required"), nil
+		}
+		return pass("%q", reason), nil
 	}}}
 	if op == "extend" {
 		checks = append(checks, guard{GuardTTL, a.ttl})

@@ -54,9 +54,12 @@ type Result struct {
 	TTL        journal.Duration `json:"ttl,omitempty"`
 	ExpiresAt  *time.Time       `json:"expires_at,omitempty"`
 	Forced     bool             `json:"forced"`
-	Replayed   bool             `json:"replayed"`
-	Guards     []GuardResult    `json:"guards"`
-	Targets    []TargetResult   `json:"targets"`
+	// Unverified names what --force let through that neither Prometheus,
+	// the cached label values nor a lever in Redis could confirm.
+	Unverified []string       `json:"unverified,omitempty"`
+	Replayed   bool           `json:"replayed"`
+	Guards     []GuardResult  `json:"guards"`
+	Targets    []TargetResult `json:"targets"`
 }
 
 // stateOf is the journal's view of a lever.

@@ -78,12 +78,16 @@ type attempt struct {
 
 	evidence map[string][]journal.Evidence
 	forced   bool
-	pending  bool
-	state    map[string]leverState
-	snap     *controlplane.Snapshot // read once, see read
-	head     string                 // the journal head last seen, for the first write
-	replayed []TargetResult
-	guards   []GuardResult
+	// unverified are the names --force let through unconfirmed;
+	// nameNotes say where names were confirmed when not live.
+	unverified []string
+	nameNotes  []string
+	pending    bool
+	state      map[string]leverState
+	snap       *controlplane.Snapshot // read once, see read
+	head       string                 // the journal head last seen, for the first write
+	replayed   []TargetResult
+	guards     []GuardResult
 	// inputErrs are the fields ("actor", "reason") that are not plain text.
 	inputErrs map[string]error
 }
@@ -113,6 +117,11 @@ func (s *Service) begin(spec Spec, m mode) *attempt {
 func (s *Service) Plan(ctx context.Context, spec Spec) (*Result, error) {
 	a := s.begin(spec, modePlan)
 	ref, err := a.run(ctx)
+	if errors.Is(err, controlplane.ErrUnavailable) {
+		// Like an apply: the attempt is on the record (the journal writer
+		// keeps it in the local pending file until `journal sync`).
+		return nil, a.failedAs(ctx, journal.ActionPlanned, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +137,7 @@ func (s *Service) Plan(ctx context.Context, spec Spec) (*Result, error) {
 	res := a.result("plan")
 	for i, name := range a.names() {
 		e := a.entry(journal.ActionPlanned, name)
-		e.Outcome = outcome
+		e.Outcome = joinNote(outcome, a.outcomeNote())
 		if i < len(res.Targets) {
 			e.Previous, e.New = stateOf(res.Targets[i].Before), stateOf(res.Targets[i].After)
 		}
@@ -207,6 +216,7 @@ func (a *attempt) commit(ctx context.Context, op string) (*Result, error) {
 	for i, t := range a.targets {
 		st := a.state[t.Name]
 		e := a.entry("", t.Name)
+		e.Outcome = a.outcomeNote() // the control plane prefixes "applied"
 		req := controlplane.ApplyRequest{
 			Lever: lever.Lever{Kind: a.ks.Kind, Target: t.Name, Value: a.value, ActionID: a.id, Actor: a.leverActor,
 				Reason: a.spec.Reason, Incident: a.incident, CreatedAt: now, ExpiresAt: now.Add(a.spec.TTL)},
@@ -331,8 +341,13 @@ func (a *attempt) refuse(ctx context.Context, ref *RefusedError) error {
 // failed records an attempt that could not be completed, e.g. because the
 // control plane is unreachable (the entry then goes to the local file).
 func (a *attempt) failed(ctx context.Context, cause error) error {
+	return a.failedAs(ctx, journal.ActionRefused, cause)
+}
+
+// failedAs records an attempt that could not be completed as event ev.
+func (a *attempt) failedAs(ctx context.Context, ev journal.Event, cause error) error {
 	for _, name := range a.names() {
-		e := a.entry(journal.ActionRefused, name)
+		e := a.entry(ev, name)
 		e.Outcome = "error"
 		e.Error = cause.Error()
 		if _, _, err := a.s.Journal.Append(ctx, e); err != nil {
@@ -348,7 +363,7 @@ func (a *attempt) result(op string) *Result {
 		kind = a.ks.Kind
 	}
 	r := &Result{Operation: op, ActionID: a.id, Kind: kind, Value: a.value, Actor: a.leverActor, Reason: a.spec.Reason,
-		Incident: a.incident, TTL: journal.Duration(a.spec.TTL), Forced: a.forced, Guards: a.guards,
+		Incident: a.incident, TTL: journal.Duration(a.spec.TTL), Forced: a.forced, Unverified: a.unverified, Guards: a.guards,
 		Targets: append([]TargetResult{}, a.replayed...)}
 	if a.approval != nil {
 		r.RequestID = a.approval.ID
@@ -381,4 +396,11 @@ func (a *attempt) result(op string) *Result {
 func RecordUnreachable(ctx context.Context, j Journal, spec Spec, cause error) error {
 	s := &Service{Journal: j, Clock: SystemClock{}}
 	return s.begin(spec, modeApply).failed(ctx, cause)
+}
+
+// RecordUnreachablePlan is RecordUnreachable for a plan: the entry is an
+// action.planned one whose outcome is the error.
+func RecordUnreachablePlan(ctx context.Context, j Journal, spec Spec, cause error) error {
+	s := &Service{Journal: j, Clock: SystemClock{}}
+	return s.begin(spec, modePlan).failedAs(ctx, journal.ActionPlanned, cause)
 }

@@ -96,7 +96,12 @@ func (s *Store) Apply(ctx context.Context, r ApplyRequest) (Result, error) {
 	e := r.Entry
 	fillEntry(&e, journal.ActionApplied, &l)
 	e.Previous, e.New = state(l.Previous), state(&l)
-	e.Outcome = "applied"
+	// An outcome the caller set is a note on how it was applied.
+	if e.Outcome != "" {
+		e.Outcome = "applied; " + e.Outcome
+	} else {
+		e.Outcome = "applied"
+	}
 	return s.commit(ctx, write{
 		op: "apply " + lever.Member(l.Kind, l.Target), kind: l.Kind, target: l.Target,
 		expected: r.Expected, head: r.Head, entry: e, set: &l, mode: "apply", idemKey: r.IdempotencyKey, reqHash: r.RequestHash, rate: r.Rate,

@@ -169,11 +169,11 @@ func parseMaxAttempts(lever string) (Value, error) {
 func parseCap(lever string) (int64, error) {
 	digits, ok := strings.CutPrefix(lever, ValueCapPrefix)
 	if !ok {
-		return 0, fmt.Errorf("retries lever %q: want %q or %q", lever, ValueOff, ValueCapPrefix+"N")
+		return 0, fmt.Errorf("retries lever %s: want %q or %q", Quote(lever), ValueOff, ValueCapPrefix+"N")
 	}
 	n, err := strconv.ParseInt(digits, 10, 64)
 	if err != nil || n < 1 || n > MaxAttemptsCap {
-		return 0, fmt.Errorf("retries lever %q: N must be an integer from 1 to %d", lever, MaxAttemptsCap)
+		return 0, fmt.Errorf("retries lever %s: N must be an integer from 1 to %d", Quote(lever), MaxAttemptsCap)
 	}
 	return n, nil
 }
@@ -181,7 +181,7 @@ func parseCap(lever string) (int64, error) {
 func exactly(want string) func(string) (Value, error) {
 	return func(lever string) (Value, error) {
 		if lever != want {
-			return Value{}, fmt.Errorf("lever value %q: want %q", lever, want)
+			return Value{}, fmt.Errorf("lever value %s: want %q", Quote(lever), want)
 		}
 		return Value{Bool: true}, nil
 	}
@@ -197,7 +197,7 @@ func parseModeFlag(lever string) (Value, error) {
 func parseShed(lever string) (Value, error) {
 	n, err := strconv.ParseInt(lever, 10, 64)
 	if err != nil || n < 1 || n > MaxShedPercent {
-		return Value{}, fmt.Errorf("shed lever %q: want a percent from 1 to %d", lever, MaxShedPercent)
+		return Value{}, fmt.Errorf("shed lever %s: want a percent from 1 to %d", Quote(lever), MaxShedPercent)
 	}
 	return Value{Int: n}, nil
 }

@@ -73,7 +73,7 @@ func KindNames() []string {
 func (s Spec) ParseValue(v string) (string, error) {
 	out, err := s.parse(strings.TrimSpace(v))
 	if err != nil {
-		return "", fmt.Errorf("%s value %q: %w (want %s)", s.Kind, v, err, s.Values)
+		return "", fmt.Errorf("%s value %s: %w (want %s)", s.Kind, Quote(v), err, s.Values)
 	}
 	return out, nil
 }

@@ -63,7 +63,7 @@ func Member(kind Kind, target string) string { return string(kind) + ":" + targe
 func ParseMember(m string) (Kind, string, error) {
 	k, t, ok := strings.Cut(m, ":")
 	if !ok || t == "" {
-		return "", "", fmt.Errorf("malformed lever member %q", m)
+		return "", "", fmt.Errorf("malformed lever member %s", Quote(m))
 	}
 	return Kind(k), t, nil
 }

@@ -64,7 +64,7 @@ func (s Spec) ParseTargets(list string) ([]Target, error) {
 			return nil, err
 		}
 		if seen[t.Name] {
-			return nil, fmt.Errorf("target %q is listed twice", t.Name)
+			return nil, fmt.Errorf("target %s is listed twice", Quote(t.Name))
 		}
 		seen[t.Name] = true
 		out = append(out, t)
@@ -79,16 +79,16 @@ func (s Spec) ParseTarget(t string) (Target, error) {
 	}
 	svc, dep, edge := strings.Cut(t, "->")
 	if err := CheckName("service", svc); err != nil {
-		return Target{}, fmt.Errorf("target %q: %w", t, err)
+		return Target{}, fmt.Errorf("target %s: %w", Quote(t), err)
 	}
 	if edge {
 		if err := CheckName("dependency", dep); err != nil {
-			return Target{}, fmt.Errorf("target %q: %w", t, err)
+			return Target{}, fmt.Errorf("target %s: %w", Quote(t), err)
 		}
 	}
 	switch {
 	case edge && s.Form == ServiceOnly:
-		return Target{}, fmt.Errorf("target %q: a %s lever targets a service, not service->dependency", t, s.Kind)
+		return Target{}, fmt.Errorf("target %s: a %s lever targets a service, not service->dependency", Quote(t), s.Kind)
 	case edge:
 		return Target{Name: t, Service: svc, Dependency: dep}, nil
 	case s.Form == DependencyOrEdge:

@@ -1,8 +1,10 @@
 package lever
 
 import (
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestMatchMostSpecificFirst(t *testing.T) {
@@ -77,6 +79,30 @@ func FuzzParseTarget(f *testing.F) {
 					t.Fatalf("%s %q accepted with %q", spec.Kind, s, r)
 				}
 			}
+		}
+	})
+}
+
+// Quote echoes any argument short and escaped: at most MaxEcho bytes of it,
+// never a raw control character, and valid UTF-8.
+func FuzzQuote(f *testing.F) {
+	f.Add("checkout->payments")
+	f.Add(strings.Repeat("a", 10<<10))
+	f.Add("\x1b]0;pwned\x07" + strings.Repeat("é", 40))
+	f.Fuzz(func(t *testing.T, s string) {
+		q := Quote(s)
+		if !utf8.ValidString(q) {
+			t.Fatalf("invalid UTF-8: %q", q)
+		}
+		for _, r := range q {
+			if r < 0x20 || r == 0x7f {
+				t.Fatalf("raw control character in %q", q)
+			}
+		}
+		body := strings.TrimSuffix(q, "…")
+		un, err := strconv.Unquote(body)
+		if err != nil || len(un) > MaxEcho || !strings.HasPrefix(s, un) {
+			t.Fatalf("Quote(%.80q) = %.200q", s, q)
 		}
 	})
 }

@@ -211,6 +211,13 @@ func (c *checker) action(p string, i int, s *Step) {
 		if s.TTL == 0 {
 			c.bad(p, "add ttl: every lever expires by itself (e.g. ttl: 30m)", "action step %q has no ttl", s.ID)
 		}
+		// The step would be refused by the TTL guard when it runs, in the
+		// middle of an incident; say so now. (A context's policy may lower
+		// the maximum further; that is checked at run time.)
+		if ks, ok := lever.SpecOf(lever.Kind(s.Kind)); ok && s.TTL != badDuration && s.TTL.D() > ks.MaxTTL {
+			c.bad(p+".ttl", fmt.Sprintf("use ttl: %s or less, and extend it during the run if still needed", ks.MaxTTL),
+				"ttl %s exceeds the maximum %s for %s levers", s.TTL.D(), ks.MaxTTL, s.Kind)
+		}
 		if strings.TrimSpace(s.Reason) == "" {
 			c.bad(p, "add reason: what the responder saw and why this lever helps", "action step %q has no reason", s.ID)
 		}

@@ -19,6 +19,7 @@ func TestParseErrorPositions(t *testing.T) {
 		"syntax.yaml":        {"4:8: sequence end token ']' not found"},
 		"unknown-field.yaml": {"8:5: unknown field \"qurey\" (check the spelling"},
 		"durations.yaml":     {"11:10: ttl is not a duration (write a duration such as 30s, 5m or 1h)"},
+		"ttl-too-long.yaml":  {"11:10: ttl 1h0m0s exceeds the maximum 15m0s for breaker levers (use ttl: 15m0s or less"},
 		"many.yaml": {
 			`8:11: duplicate parameter "service"`,
 			`10:14: invalid pattern: error parsing regexp: missing closing ]: ` + "`[a-z`",

@@ -42,3 +42,13 @@ func render(s string, params map[string]string) string {
 // Placeholders shows a templated field with each insertion as <NAME>, for
 // describing a playbook before its parameters are known.
 func Placeholders(s string) string { return insertRE.ReplaceAllString(s, "<$1>") }
+
+// StepText is the text of step id with the run's parameters inserted, ""
+// for a step without text (the dashboard shows a note step's text).
+func (r *Run) StepText(id string) string {
+	s := r.pb.Step(id)
+	if s == nil {
+		return ""
+	}
+	return render(s.Text, r.params)
+}

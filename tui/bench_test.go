@@ -48,6 +48,11 @@ var baseline = sync.OnceValue(func() float64 {
 // BenchmarkView draws the whole dashboard at 200×60 with 12 panels.
 func BenchmarkView(b *testing.B) {
 	h, _, _ := benchModel(b)
+	benchView(b, h)
+}
+
+// benchView times View, reported as a multiple of the plain copy.
+func benchView(b *testing.B, h *harness) {
 	base := baseline()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -71,4 +76,12 @@ func BenchmarkRefreshCycle(b *testing.B) {
 		_ = h.m.View()
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/base, "x_plain_copy")
+}
+
+// BenchmarkView80x24 draws the dashboard at 80×24, where the signals are
+// a list (one value column, "N more"), against the same plain copy.
+func BenchmarkView80x24(b *testing.B) {
+	h, _, _ := benchModel(b)
+	h.send(windowSize(80, 24))
+	benchView(b, h)
 }

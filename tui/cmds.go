@@ -194,3 +194,12 @@ func waitFollow(ch <-chan followItem, after string) tea.Cmd {
 		return followMsg{ch: ch, item: it, after: after}
 	}
 }
+
+// readLevers reads every lever once, e.g. after Redis answers again.
+func (m *Model) readLevers() tea.Cmd {
+	s, ctx := m.deps.Store, m.Ctx
+	return func() tea.Msg {
+		ls, err := s.Levers(ctx)
+		return leversMsg{levers: ls, err: err}
+	}
+}

@@ -34,7 +34,9 @@ func goldenModel(t *testing.T) *Model {
 
 func runGolden(t *testing.T, w, h int, drive func(tm *teatest.TestModel)) {
 	tm := teatest.NewTestModel(t, goldenModel(t), teatest.WithInitialTermSize(w, h))
-	waitScreen(t, tm, "refreshed now")
+	// The panels and the levers arrive from separate commands: wait for
+	// both, or the screen may be caught between them.
+	waitScreen(t, tm, "refreshed now", "seen by 5/6")
 	if drive != nil {
 		drive(tm)
 	}
@@ -47,9 +49,16 @@ func runGolden(t *testing.T, w, h int, drive func(tm *teatest.TestModel)) {
 	golden.RequireEqual(t, []byte(view))
 }
 
-func waitScreen(t *testing.T, tm *teatest.TestModel, want string) {
+func waitScreen(t *testing.T, tm *teatest.TestModel, want ...string) {
 	t.Helper()
-	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(want)) },
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
+		for _, w := range want {
+			if !bytes.Contains(b, []byte(w)) {
+				return false
+			}
+		}
+		return true
+	},
 		teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
 }
 

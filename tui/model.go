@@ -2,12 +2,14 @@ package tui
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/stormctl/stormctl/playbooks"
 	"github.com/stormctl/stormctl/tui/common"
 	"github.com/stormctl/stormctl/tui/components/dialog"
 	"github.com/stormctl/stormctl/tui/components/header"
@@ -82,6 +84,9 @@ type Model struct {
 	status    string
 	statusErr bool
 	statusAt  time.Time
+	// errSource is what the error in the status bar came from (levers,
+	// approvals, journal), so that its recovery clears it.
+	errSource string
 
 	refreshSeq int
 	refreshing bool
@@ -128,6 +133,7 @@ func New(ctx context.Context, deps Deps, opts Options) *Model {
 		m.pb = &lockedPlaybook{p: deps.Playbook}
 		pb := deps.Playbook.Playbook()
 		m.playbook = playbook.New(c, pb.Name, pb.Title)
+		m.playbook.SetTexts(noteTexts(deps.Playbook))
 		snap := m.pb.snapshot()
 		m.playbook.SetSteps(snap.steps, snap.next)
 		m.lower = FocusPlaybook
@@ -194,8 +200,33 @@ func (m *Model) cycleFocus(d int) {
 }
 
 func (m *Model) setStatus(s string, isErr bool) {
-	m.status, m.statusErr, m.statusAt = s, isErr, m.Now()
+	m.status, m.statusErr, m.statusAt, m.errSource = s, isErr, m.Now(), ""
+}
+
+// recovered clears the status bar's error if it came from one of sources,
+// which have just answered again: a stale error would say it still fails.
+func (m *Model) recovered(sources ...string) {
+	if m.statusErr && m.errSource != "" && slices.Contains(sources, m.errSource) {
+		m.setStatus(m.errSource+": reconnected", false)
+	}
 }
 
 // statusTTL is how long a message stays in the status bar.
 const statusTTL = 15 * time.Second
+
+// noteTexts are the texts of a playbook's note steps, with the run's
+// parameters inserted when the run can do that.
+func noteTexts(p Playbook) map[string]string {
+	texts := map[string]string{}
+	r, renders := p.(interface{ StepText(id string) string })
+	for _, s := range p.Playbook().Steps {
+		if s.Type != playbooks.Note {
+			continue
+		}
+		texts[s.ID] = s.Text
+		if renders {
+			texts[s.ID] = r.StepText(s.ID)
+		}
+	}
+	return texts
+}

@@ -59,30 +59,42 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.subscribe()
 	case leversMsg:
 		if msg.err != nil {
+			m.levers.SetStale(m.Now(), msg.err.Error())
 			return m, m.fail("levers", msg.err)
 		}
 		m.levers.SetLevers(safeLevers(msg.levers))
+		m.levers.SetStale(time.Time{}, "")
 		m.levers.Prune()
+		m.recovered("levers")
 	case acksMsg:
 		m.header.Redis = header.Health{Configured: true, Known: true, OK: msg.err == nil, RTT: msg.rtt}
 		if msg.err == nil {
 			m.levers.SetAcks(msg.seen, msg.live)
+			m.recovered("approvals", "journal")
+			if m.levers.Stale() {
+				// Redis answers again: read the levers missed meanwhile.
+				cmd := m.readLevers()
+				return m, tea.Batch(cmd, m.opts.After(m.jitter(m.opts.AcksEvery), func(time.Time) tea.Msg { return acksTickMsg{} }))
+			}
 		} else {
 			m.header.Redis.Err = msg.err.Error()
+			m.levers.SetStale(m.Now(), msg.err.Error())
 		}
 		return m, m.opts.After(m.jitter(m.opts.AcksEvery), func(time.Time) tea.Msg { return acksTickMsg{} })
 	case acksTickMsg:
 		return m, m.readAcks()
 	case approvalsMsg:
 		if msg.err != nil {
-			return m, m.fail("approvals", msg.err)
+			return m, m.fail("approvals", msg.err) // the last ones read stay listed
 		}
 		m.levers.SetApprovals(safeApprovals(msg.approvals))
+		m.recovered("approvals")
 	case tailMsg:
 		if msg.err != nil {
 			return m, tea.Batch(m.fail("journal", msg.err), m.refollowLater(msg.after))
 		}
 		m.journal.Add(safeEntries(msg.entries)...)
+		m.recovered("journal")
 		return m, m.follow(msg.after)
 	case followStartMsg:
 		return m, waitFollow(msg.ch, msg.after)
@@ -112,6 +124,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 func (m *Model) fail(source string, err error) tea.Cmd {
 	m.setStatus(source+": "+err.Error(), true)
+	m.errSource = source
 	return nil
 }
 
@@ -121,6 +134,7 @@ const feedBackoff = 30 * time.Second
 func (m *Model) resubscribeLater(why string) tea.Cmd {
 	m.feedRetry = min(max(2*m.feedRetry, time.Second), feedBackoff)
 	m.setStatus(fmt.Sprintf("levers: %s; reconnecting in %s", why, m.feedRetry), true)
+	m.errSource = "levers"
 	return m.opts.After(m.jitter(m.feedRetry), func(time.Time) tea.Msg { return resubscribeMsg{} })
 }
 

@@ -148,8 +148,16 @@ func (m *Model) FullHelp() [][]key.Binding {
 	}
 }
 
+// helpLine is the short help, cut to the width by dropping bindings from
+// the middle: the last one (quit, or the dialog's esc) always shows.
 func (m *Model) helpLine() string {
-	return common.Fit(m.help.ShortHelpView(m.ShortHelp()), m.Width)
+	bs := m.ShortHelp()
+	h := m.help
+	h.Width = 0 // measure it whole; bubbles would cut the end off
+	for len(bs) > 1 && lipgloss.Width(h.ShortHelpView(bs)) > m.Width {
+		bs = append(bs[:len(bs)-2], bs[len(bs)-1])
+	}
+	return common.Fit(h.ShortHelpView(bs), m.Width)
 }
 
 func (m *Model) helpLines() []string {

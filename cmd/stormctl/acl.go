@@ -83,12 +83,27 @@ func runACLPrint(f *Factory, o *aclPrintOptions) error {
 	} else {
 		fmt.Fprintln(f.IO.ErrOut, "stormctl: no --password-env: these users cannot log in until a password is set")
 	}
+	users := make([]aclUser, 0, len(roles))
 	for _, r := range roles {
 		user := o.user
 		if user == "" {
 			user = "stormctl-" + string(r)
 		}
-		fmt.Fprintln(f.IO.Out, controlplane.ACLCommand(user, r, controlplane.NewKeys(ns), password))
+		users = append(users, aclUser{Role: string(r), User: user, Command: controlplane.ACLCommand(user, r, controlplane.NewKeys(ns), password)})
 	}
-	return nil
+	return f.Print(users, func(bool) error {
+		for _, u := range users {
+			if _, err := fmt.Fprintln(f.IO.Out, u.Command); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// aclUser is one role's user in `acl print -o json`.
+type aclUser struct {
+	Role    string `json:"role"`
+	User    string `json:"user"`
+	Command string `json:"command"`
 }

@@ -9,8 +9,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stormctl/stormctl/actions"
+	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/internal/output"
+	"github.com/stormctl/stormctl/journal"
 )
 
 func newActionCmd(f *Factory) *cobra.Command {
@@ -89,6 +91,9 @@ and "stormctl action approve ID" by someone else applies it. Exits 0 with the re
   stormctl action %s breaker payments open --ttl 10m --reason "p99 above timeout" --yes`, op, op),
 		Args: usageArgs(cobra.ExactArgs(3)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOrder(cmd, args[0], args[1], args[2]); err != nil {
+				return err
+			}
 			return runAction(cmd.Context(), f, op, o.spec(args[0], args[1], args[2]))
 		},
 	}
@@ -105,9 +110,16 @@ func runAction(ctx context.Context, f *Factory, op string, spec actions.Spec) er
 	}
 	attempt := &spec
 	if op == "plan" {
-		attempt = nil // a dry run that could not run is not an attempt to record
+		attempt = nil // recorded below, as a plan
 	}
 	s, err := f.Actions(ctx, attempt)
+	if op == "plan" && errors.Is(err, controlplane.ErrUnavailable) {
+		// A plan is on the record too, as the dashboard's are: it waits in
+		// the local pending file for `journal sync`.
+		cfg, _ := f.Config()
+		spec.Actor = cfg.Actor
+		return actions.RecordUnreachablePlan(ctx, journal.NewWriter(nil, f.PendingPath()), spec, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -123,15 +135,14 @@ func runAction(ctx context.Context, f *Factory, op string, spec actions.Spec) er
 		res, err = s.Apply(ctx, spec)
 	}
 	var pending *actions.PendingError
-	if errors.As(err, &pending) && op != "plan" {
+	ft, _ := f.Output()
+	if errors.As(err, &pending) && op != "plan" && ft == output.Table {
 		// Nothing was applied: a table would read as if it had been. The
 		// error alone says that approval is pending and what to run.
-		if ft, _ := f.Output(); ft == output.Table {
-			return err
-		}
+		return err
 	}
-	if res != nil && (err == nil || op == "plan" || pending != nil) {
-		if perr := printResult(f, res); perr != nil {
+	if res != nil && (err == nil || op == "plan" || pending != nil || ft != output.Table) {
+		if perr := printResult(f, res, err); perr != nil {
 			return perr
 		}
 	}
@@ -155,42 +166,59 @@ func newActionApproveCmd(f *Factory) *cobra.Command {
 }
 
 func newActionReleaseCmd(f *Factory) *cobra.Command {
-	var reason string
+	o := &changeOptions{}
 	cmd := &cobra.Command{
-		Use:   "release ACTION-ID",
+		Use:   "release ACTION-ID --reason R",
 		Short: "Undo an action: remove its levers, or restore the levers it superseded",
-		Args:  usageArgs(cobra.ExactArgs(1)),
+		Long: `Undo an action: remove its levers, or restore the levers it superseded. A reason
+is required, as for apply. Releasing asks for no confirmation (it is the way back
+to normal); --yes is accepted so that a runbook step reads like apply's.`,
+		Example: `  stormctl action release 01JD5Q... --reason "p99 back under the timeout" --yes`,
+		Args:    usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runChange(cmd.Context(), f, func(s *actions.Service, actor string) (*actions.Result, error) {
-				return s.Release(cmd.Context(), args[0], actor, reason)
+				return s.Release(cmd.Context(), args[0], actor, o.reason)
 			})
 		},
 	}
-	cmd.Flags().StringVar(&reason, "reason", "", "why it is released")
+	o.bind(cmd, "released")
 	return cmd
 }
 
 func newActionExtendCmd(f *Factory) *cobra.Command {
-	var (
-		reason string
-		ttl    time.Duration
-	)
+	o := &changeOptions{}
+	var ttl time.Duration
 	cmd := &cobra.Command{
-		Use:   "extend ACTION-ID --ttl D",
+		Use:   "extend ACTION-ID --ttl D --reason R",
 		Short: "Move an action's expiry to now + TTL (at most the kind's maximum)",
-		Args:  usageArgs(cobra.ExactArgs(1)),
+		Long: `Move an action's expiry to now + TTL, at most the kind's maximum. A reason is
+required, as for apply; --yes is accepted for scripts (extend asks for no
+confirmation).`,
+		Example: `  stormctl action extend 01JD5Q... --ttl 20m --reason "gateway still slow" --yes`,
+		Args:    usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if ttl == 0 { // a negative or too short TTL is the TTL guard's to refuse, on the record
 				return exit.NewUsage(errors.New("--ttl is required: the new time left, from now"))
 			}
 			return runChange(cmd.Context(), f, func(s *actions.Service, actor string) (*actions.Result, error) {
-				return s.Extend(cmd.Context(), args[0], actor, reason, ttl)
+				return s.Extend(cmd.Context(), args[0], actor, o.reason, ttl)
 			})
 		},
 	}
 	cmd.Flags().DurationVar(&ttl, "ttl", 0, "time left from now (required)")
-	cmd.Flags().StringVar(&reason, "reason", "", "why it is extended")
+	o.bind(cmd, "extended")
 	return cmd
+}
+
+// changeOptions are the flags of release and extend.
+type changeOptions struct {
+	reason string
+	yes    bool
+}
+
+func (o *changeOptions) bind(cmd *cobra.Command, done string) {
+	cmd.Flags().StringVar(&o.reason, "reason", "", "why it is "+done+" (required)")
+	cmd.Flags().BoolVar(&o.yes, "yes", false, "accepted for scripts, as for apply: "+cmd.Name()+" asks for no confirmation")
 }
 
 func runChange(ctx context.Context, f *Factory, do func(*actions.Service, string) (*actions.Result, error)) error {
@@ -206,7 +234,7 @@ func runChange(ctx context.Context, f *Factory, do func(*actions.Service, string
 	if err != nil {
 		return err
 	}
-	return printResult(f, res)
+	return printResult(f, res, nil)
 }
 
 func newActionListCmd(f *Factory) *cobra.Command {

@@ -11,11 +11,18 @@ import (
 	"github.com/stormctl/stormctl/lever"
 )
 
-// printResult prints an action result: -o json/yaml gives actions.Result;
-// a table gives the guards (for a plan) and one row per target, with a
-// summary on stderr.
-func printResult(f *Factory, res *actions.Result) error {
-	return f.Print(res, func(tty bool) error {
+// actionResultJSON is actions.Result with the refusal or pending approval that
+// ended it, if any.
+type actionResultJSON struct {
+	*actions.Result
+	Error *errorJSON `json:"error,omitempty"`
+}
+
+// printResult prints an action result: -o json/yaml gives actions.Result
+// (with "error" when err ended it); a table gives the guards (for a plan)
+// and one row per target, with a summary on stderr.
+func printResult(f *Factory, res *actions.Result, err error) error {
+	return f.Print(actionResultJSON{Result: res, Error: newErrorJSON(err)}, func(tty bool) error {
 		fmt.Fprintln(f.IO.ErrOut, summary(res))
 		if res.Operation == "plan" {
 			tp := output.NewTable(f.IO.Out, tty, "guard", "status", "detail")
@@ -64,6 +71,9 @@ func summary(res *actions.Result) string {
 	}
 	if res.Forced {
 		s += " (FORCED: no supporting evidence)"
+	}
+	if len(res.Unverified) > 0 {
+		s += " (TARGET UNVERIFIED: " + strings.Join(res.Unverified, ", ") + ")"
 	}
 	if res.Incident != "" {
 		s += " [incident " + res.Incident + "]"

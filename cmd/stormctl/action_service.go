@@ -5,6 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/stormctl/stormctl/actions"
@@ -36,11 +39,13 @@ func (f *Factory) Actions(ctx context.Context, spec *actions.Spec) (*actions.Ser
 		}
 		return nil, err
 	}
+	names := actions.NewNames(cfg.Inventory, cfg.Services, promLabels{f})
+	names.Cache = f.labelCache(cfg.Name)
 	s := &actions.Service{
 		Store:     actions.FromStore(store),
 		Journal:   journal.NewWriter(store, f.PendingPath()),
 		Policy:    pol,
-		Inventory: actions.NewNames(cfg.Inventory, cfg.Services, promLabels{f}),
+		Inventory: names,
 		Evidence:  f.evidence(),
 		Clock:     actions.SystemClock{},
 	}
@@ -48,6 +53,23 @@ func (f *Factory) Actions(ctx context.Context, spec *actions.Spec) (*actions.Ser
 		s.Confirm = &ttyConfirmer{io: f.IO, in: bufio.NewReader(f.IO.In)}
 	}
 	return s, nil
+}
+
+// labelCache is where the context's label values are kept for when
+// Prometheus is down: $XDG_CACHE_HOME/stormctl/CONTEXT/labels.json (or the
+// platform's user cache directory); nil when there is none.
+func (f *Factory) labelCache(context string) *actions.LabelCache {
+	dir := f.getenv("XDG_CACHE_HOME")
+	if dir == "" {
+		var err error
+		if dir, err = os.UserCacheDir(); err != nil {
+			return nil
+		}
+	}
+	if context == "" {
+		context = "default"
+	}
+	return &actions.LabelCache{Path: filepath.Join(dir, "stormctl", url.PathEscape(context), "labels.json")}
 }
 
 // evidence measures saved queries through the shared runner; without a

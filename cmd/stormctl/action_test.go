@@ -17,8 +17,9 @@ import (
 // the storm fixture, with a policy: autoscaling needs approval, victor is
 // a viewer.
 type actionEnv struct {
-	t   *testing.T
-	env map[string]string
+	t    *testing.T
+	env  map[string]string
+	prom *testenv.Prometheus
 }
 
 func newActionEnv(t *testing.T) *actionEnv {
@@ -38,9 +39,9 @@ contexts:
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return &actionEnv{t: t, env: map[string]string{
+	return &actionEnv{t: t, prom: prom, env: map[string]string{
 		"STORMCTL_CONFIG": path, "STORMCTL_PROMETHEUS_URL": prom.URL, "STORMCTL_REDIS_URL": r.URL("", ""),
-		"STORMCTL_ACTOR": "alice", "XDG_STATE_HOME": filepath.Join(dir, "state"),
+		"STORMCTL_ACTOR": "alice", "XDG_STATE_HOME": filepath.Join(dir, "state"), "XDG_CACHE_HOME": filepath.Join(dir, "cache"),
 	}}
 }
 
@@ -144,8 +145,12 @@ func TestActionExitCodes(t *testing.T) {
 	}
 
 	// Extend and list.
-	e.expect(exit.OK, "alice", "action", "extend", id, "--ttl", "20m")
-	_, msg = e.expect(exit.Refused, "alice", "action", "extend", id, "--ttl", "2h")
+	_, msg = e.expect(exit.Refused, "alice", "action", "extend", id, "--ttl", "20m", "--yes")
+	if !strings.Contains(msg, "refused by the reason guard: a reason is required") {
+		t.Fatalf("extend without a reason: %s", msg)
+	}
+	e.expect(exit.OK, "alice", "action", "extend", id, "--ttl", "20m", "--reason", "still storming", "--yes")
+	_, msg = e.expect(exit.Refused, "alice", "action", "extend", id, "--ttl", "2h", "--reason", "still storming")
 	if !strings.Contains(msg, "exceeds the maximum 30m0s") {
 		t.Fatalf("extend too far: %s", msg)
 	}
@@ -154,7 +159,11 @@ func TestActionExitCodes(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list) != 2 || list[0]["state"] != "active" {
 		t.Fatalf("list: %v %s", err, out)
 	}
-	_, msg = e.expect(1, "alice", "action", "release", "01NOSUCHACTION")
+	_, msg = e.expect(exit.Refused, "alice", "action", "release", id, "--yes")
+	if !strings.Contains(msg, "refused by the reason guard") {
+		t.Fatalf("release without a reason: %s", msg)
+	}
+	_, msg = e.expect(1, "alice", "action", "release", "01NOSUCHACTION", "--reason", "done")
 	if !strings.Contains(msg, "no active action 01NOSUCHACTION") {
 		t.Fatalf("unknown action: %s", msg)
 	}
@@ -183,5 +192,12 @@ func TestActionRedisUnreachable(t *testing.T) {
 	pending, err := journal.Pending(filepath.Join(e.env["XDG_STATE_HOME"], "stormctl", "journal-pending.jsonl"))
 	if err != nil || len(pending) != 1 || pending[0].Event != journal.ActionRefused || pending[0].Outcome != "error" || !pending[0].Offline {
 		t.Fatalf("the attempt must wait in the pending file: %+v %v", pending, err)
+	}
+	// A plan too, as a plan.
+	_, errOut, code = e.run("alice", "", "action", "plan", "retries", "checkout->payments", "off", "--ttl", "10m", "--reason", "amplification 4x")
+	pending, err = journal.Pending(filepath.Join(e.env["XDG_STATE_HOME"], "stormctl", "journal-pending.jsonl"))
+	if code != exit.Error || !strings.Contains(errOut, "127.0.0.1:1") || err != nil || len(pending) != 2 ||
+		pending[1].Event != journal.ActionPlanned || pending[1].Outcome != "error" || pending[1].Actor != "alice" {
+		t.Fatalf("plan while Redis is down: exit %d %s: %+v %v", code, errOut, pending, err)
 	}
 }

@@ -10,7 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stormctl/stormctl/actions"
+	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/internal/exit"
+	"github.com/stormctl/stormctl/journal"
 	"github.com/stormctl/stormctl/playbooks"
 	"github.com/stormctl/stormctl/queries"
 	"github.com/stormctl/stormctl/tui"
@@ -74,6 +76,9 @@ func runDash(ctx context.Context, f *Factory, o *dashOptions, extra *dashExtra) 
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	if err := textOnly(f, "the dashboard", "use stormctl status -o json or journal tail -o json in scripts"); err != nil {
+		return err
+	}
 	if !f.IO.IsStdinTTY() || !f.IO.IsStdoutTTY() {
 		return exit.NewUsage(fmt.Errorf("the dashboard needs a terminal; use stormctl status, query check or journal tail in scripts"))
 	}
@@ -101,7 +106,8 @@ func runDash(ctx context.Context, f *Factory, o *dashOptions, extra *dashExtra) 
 		warnings = append(warnings, "prometheus: "+err.Error())
 	}
 	var svc *actions.Service
-	if store, err := f.Store(ctx); err == nil {
+	store, err := f.Store(ctx)
+	if err == nil {
 		deps.Store = store
 		deps.Journal = store.Journal()
 		if !o.readOnly {
@@ -113,15 +119,16 @@ func runDash(ctx context.Context, f *Factory, o *dashOptions, extra *dashExtra) 
 		}
 	} else {
 		warnings = append(warnings, "redis: "+err.Error())
+		if !o.readOnly && cfg.Actor != "" {
+			deps.Actions = offlineActions{journal: journal.NewWriter(nil, f.PendingPath()), actor: cfg.Actor, cause: err}
+		}
 	}
 	if deps.Store != nil {
 		deps.Report = reportWriter{f: f, dir: "."}
 	}
 	incident := o.incident
-	if incident == "" && svc != nil {
-		if cur, err := svc.CurrentIncident(ctx); err == nil && cur != nil {
-			incident = cur.ID
-		}
+	if incident == "" && deps.Store != nil {
+		incident = currentIncidentID(ctx, store)
 	}
 	var prog *tea.Program
 	if o.playbook != "" {
@@ -190,4 +197,14 @@ func dashPlaybook(ctx context.Context, f *Factory, o *dashOptions, svc *actions.
 		run.Resume(history)
 	}
 	return run, nil
+}
+
+// currentIncidentID is the open incident's id, "" if none or unreadable.
+// Looking needs no actor and writes nothing, so --read-only finds it too.
+func currentIncidentID(ctx context.Context, store *controlplane.Store) string {
+	cur, err := (&actions.Service{Store: actions.FromStore(store)}).CurrentIncident(ctx)
+	if err != nil || cur == nil {
+		return ""
+	}
+	return cur.ID
 }

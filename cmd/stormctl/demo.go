@@ -61,6 +61,9 @@ printing the lab's summary.`,
 const demoLabLength = 2 * time.Hour
 
 func runDemo(ctx context.Context, f *Factory, o *demoOptions) error {
+	if err := textOnly(f, "demo", "it draws the dashboard and prints the timeline; stormctl lab run -o json gives the storm's summary"); err != nil {
+		return err
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}

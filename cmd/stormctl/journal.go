@@ -57,8 +57,10 @@ func newJournalTailCmd(f *Factory) *cobra.Command {
 		Use:   "tail",
 		Short: "Print the last journal entries, and follow new ones with -f",
 		Long: `Print the last N journal entries, oldest first; with -f keep printing entries
-as they are appended until interrupted. With -o json each entry is printed as one
-JSON object per line, exactly as stored (the format of "journal export --format jsonl").`,
+as they are appended until interrupted. With -o json the output is JSON Lines
+(https://jsonlines.org): each entry one JSON object on its own line, exactly as
+stored (the format of "journal export --format jsonl"), so that -f can stream it;
+a failure adds one {"error": ...} line.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runJournalTail(cmd.Context(), f, o) },
 	}

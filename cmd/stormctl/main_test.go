@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/internal/iostreams"
 	"github.com/stormctl/stormctl/queries"
 )
@@ -72,9 +73,9 @@ func TestEvalTime(t *testing.T) {
 			t.Errorf("evalTime(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"yesterday", "-soon"} {
-		if _, err := evalTime(bad, now); err == nil {
-			t.Errorf("evalTime(%q) accepted", bad)
+	for _, bad := range []string{"yesterday", "-soon", "1e99", "-1", "NaN", "+Inf", "9.3e9", "-100000y"} {
+		if _, err := evalTime(bad, now); exit.Code(err) != exit.Usage {
+			t.Errorf("evalTime(%q) = %v, want a usage error", bad, err)
 		}
 	}
 }

@@ -153,23 +153,25 @@ func newPlaybookValidateCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			var all yamlfile.Errors
+			reports := make([]validateReport, 0, len(files))
 			for _, file := range files {
 				pb, err := playbooks.ParseFile(file, cat)
 				var errs yamlfile.Errors
 				switch {
 				case errors.As(err, &errs):
 					all = append(all, errs...)
+					reports = append(reports, validateReport{File: file, Problems: errs})
 				case err != nil:
 					return err
 				default:
-					fmt.Fprintf(f.IO.Out, "%s: ok: playbook %s, %d steps, version %s\n", file, pb.Name, len(pb.Steps), pb.Version)
+					reports = append(reports, validateReport{File: file, OK: true, Playbook: pb.Name, Steps: len(pb.Steps), Version: pb.Version})
 				}
 			}
-			if len(all) == 0 {
-				return nil
+			var failed error
+			if len(all) > 0 {
+				failed = exit.NewUsage(fmt.Errorf("%d problem(s) in %d file(s)", len(all), len(files)))
 			}
-			fmt.Fprintln(f.IO.ErrOut, all.Error())
-			return exit.NewUsage(fmt.Errorf("%d problem(s) in %d file(s)", len(all), len(files)))
+			return printValidate(f, reports, all, failed)
 		},
 	}
 }

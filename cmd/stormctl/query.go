@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/goccy/go-yaml"
 	"github.com/prometheus/common/model"
 	"github.com/spf13/cobra"
 
@@ -248,6 +251,18 @@ func newQueryExportCmd(f *Factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// The rules file is YAML; -o json gives the same document as JSON.
+			if ft, _ := f.Output(); ft == output.JSON {
+				if out, err = yaml.YAMLToJSON(out); err != nil {
+					return err
+				}
+				var buf bytes.Buffer
+				if err := json.Indent(&buf, out, "", "  "); err != nil {
+					return err
+				}
+				out = append(buf.Bytes(), '\n')
+			}
+			f.printed = true
 			_, err = f.IO.Out.Write(out)
 			return err
 		},

@@ -82,15 +82,22 @@ func evalTime(s string, now time.Time) (time.Time, error) {
 		if err != nil {
 			return time.Time{}, exit.NewUsage(fmt.Errorf("--time %q: %w", s, err))
 		}
+		if time.Duration(d) > now.Sub(time.Unix(0, 0)) {
+			return time.Time{}, exit.NewUsage(fmt.Errorf("--time %q: want a duration between now and 1970", s))
+		}
 		return now.Add(-time.Duration(d)), nil
 	}
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
 		return t, nil
 	}
+	// Unix seconds that time.Unix can hold in nanoseconds: 1970 to 2262.
 	if sec, err := strconv.ParseFloat(s, 64); err == nil {
+		if math.IsNaN(sec) || sec < 0 || sec >= math.MaxInt64/1e9 {
+			return time.Time{}, exit.NewUsage(fmt.Errorf("--time %.40q: a Unix time must be between 0 and %d", s, int64(math.MaxInt64)/1e9))
+		}
 		return time.Unix(0, int64(sec*1e9)), nil
 	}
-	return time.Time{}, exit.NewUsage(fmt.Errorf("--time %q: want RFC 3339, a Unix time or -DURATION", s))
+	return time.Time{}, exit.NewUsage(fmt.Errorf("--time %.40q: want RFC 3339, a Unix time or -DURATION", s))
 }
 
 // rank orders statuses from worst to best for a query's overall status.

@@ -29,6 +29,9 @@ func Main(args []string, io *iostreams.IOStreams) int {
 	if err != nil && strings.HasPrefix(err.Error(), "unknown command") {
 		err = exit.NewUsage(err)
 	}
+	if err != nil && !f.printed {
+		printFailure(io.Out, f.flags.output, err)
+	}
 	var silent *exit.Silent
 	if err != nil && !errors.As(err, &silent) {
 		fmt.Fprintf(io.ErrOut, "stormctl: %v\n", err)
@@ -59,6 +62,9 @@ type Factory struct {
 	prom  promDeps
 	store storeDeps
 	sign  signerDeps
+	// printed is set once Print wrote a result, so that Main does not
+	// print a failure as a second document.
+	printed bool
 }
 
 func newFactory(io *iostreams.IOStreams, getenv func(string) string) *Factory {
@@ -71,6 +77,11 @@ func (f *Factory) Config() (*config.Resolved, error) {
 		path := f.flags.configPath
 		if path == "" {
 			path = config.DefaultPath()
+		} else if _, err := os.Stat(path); err != nil {
+			// Only the default file may be absent: a file named on the
+			// command line that is not there is a mistake to report.
+			f.cfgErr = exit.NewUsage(fmt.Errorf("--config %s: %w", path, err))
+			return
 		}
 		file, err := config.Load(path)
 		if err != nil {
@@ -97,6 +108,7 @@ func (f *Factory) Print(v any, table func(tty bool) error) error {
 	if err != nil {
 		return err
 	}
+	f.printed = true
 	if ft == output.Table {
 		return table(f.IO.IsStdoutTTY())
 	}
@@ -119,11 +131,16 @@ breakers forced open, autoscaling frozen, degraded mode, load shed.`,
 	pf.StringVar(&f.flags.RedisURL, "redis-url", "", "control-plane Redis URL, redis:// or rediss:// (env STORMCTL_REDIS_URL)")
 	pf.StringVar(&f.flags.Actor, "actor", "", "who is acting, for the journal (env STORMCTL_ACTOR, default $USER)")
 	pf.StringVar(&f.flags.SigningKey, "signing-key", "", "SSH key that signs journal entries: private key, or .pub of an ssh-agent key; none to not sign (env STORMCTL_SIGNING_KEY, config journal.signing-key, default: first ssh-agent key)")
-	pf.StringVarP(&f.flags.output, "output", "o", "", "output format: table, json or yaml")
+	pf.StringVarP(&f.flags.output, "output", "o", "", "output format: table, json or yaml (journal tail: JSON Lines); failures print {\"error\": ...} too")
 	pf.StringVar(&f.flags.configPath, "config", "", "config file (env STORMCTL_CONFIG, default $XDG_CONFIG_HOME/stormctl/config.yaml)")
 	pf.StringArrayVar(&f.flags.queriesDirs, "queries", nil, "extra directory of saved-query YAML files (repeatable; config: queries-dirs)")
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"table", "json", "yaml"}, cobra.ShellCompDirectiveNoFileComp))
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exit.NewUsage(err) })
+	// Every command refuses an unknown -o, even one that prints no result.
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		_, err := f.Output()
+		return err
+	}
 
 	root.AddCommand(newVersionCmd(f))
 	root.AddCommand(newQueryCmd(f))

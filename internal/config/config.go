@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/goccy/go-yaml/ast"
+
 	"github.com/stormctl/stormctl/internal/yamlfile"
 )
 
@@ -134,6 +136,17 @@ type Redis struct {
 
 // Duration is a time.Duration written as "10s" in YAML.
 type Duration time.Duration
+
+// UnmarshalYAML parses a Go duration string; an error names its line and
+// column.
+func (d *Duration) UnmarshalYAML(n ast.Node) error {
+	v, err := yamlfile.Duration(n)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
 
 // UnmarshalText parses a Go duration string.
 func (d *Duration) UnmarshalText(b []byte) error {

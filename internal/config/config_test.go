@@ -89,3 +89,28 @@ func TestResolveExpandsHome(t *testing.T) {
 		t.Fatal("Resolve changed the loaded file")
 	}
 }
+
+// Whatever a config file holds, loading it never panics and its errors
+// speak YAML with a position, never Go type names.
+func FuzzLoadConfig(f *testing.F) {
+	f.Add("contexts:\n  a:\n    prometheus: {timeout: 5 minutes}\n")
+	f.Add("contexts:\n  a:\n    policy: {blast-radius: [1], max-ttl: {retries: {a: 1}}}\n")
+	f.Add("contexts: [a]\n")
+	f.Add("contexts:\n  a:\n    actor: {x: 1}\n    inventory: {from-prometheus: 3}\n")
+	f.Fuzz(func(t *testing.T, data string) {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(path)
+		if err == nil {
+			return
+		}
+		msg := strings.ReplaceAll(err.Error(), path, "")
+		for _, leak := range []string{"Go struct", "Go value", "interface {}", "config.Context", "config.Duration"} {
+			if strings.Contains(msg, leak) {
+				t.Fatalf("error leaks %q: %s", leak, msg)
+			}
+		}
+	})
+}

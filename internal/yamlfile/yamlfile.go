@@ -15,10 +15,11 @@ import (
 // Error is one problem in a YAML file, with its position and, where one is
 // known, the fix.
 type Error struct {
-	File      string
-	Line, Col int
-	Msg       string
-	Fix       string
+	File string `json:"file"`
+	Line int    `json:"line,omitempty"`
+	Col  int    `json:"col,omitempty"`
+	Msg  string `json:"message"`
+	Fix  string `json:"fix,omitempty"`
 }
 
 func (e *Error) Error() string {
@@ -73,15 +74,21 @@ func Decode(file string, data []byte, v any) (err error) {
 }
 
 func wrap(file string, err error) *Error {
+	var own *Error // from a value's own decoder, e.g. Duration
+	if errors.As(err, &own) {
+		e := *own
+		e.File = file
+		return &e
+	}
 	var ye yaml.Error
 	if errors.As(err, &ye) {
-		e := &Error{File: file, Msg: ye.GetMessage()}
+		e := &Error{File: file, Msg: friendly(ye.GetMessage())}
 		if tk := ye.GetToken(); tk != nil && tk.Position != nil {
 			e.Line, e.Col = tk.Position.Line, tk.Position.Column
 		}
 		return e
 	}
-	return &Error{File: file, Msg: err.Error()}
+	return &Error{File: file, Msg: friendly(err.Error())}
 }
 
 // Doc is a parsed YAML file kept for locating semantic errors (an unknown

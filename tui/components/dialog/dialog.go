@@ -115,6 +115,9 @@ type Model struct {
 	failed   bool
 	problem  string // a form or confirmation problem, shown under the fields
 	planSpec actions.Spec
+	// planTail is how many of the plan's last lines must show: the
+	// refusal or the confirmation, and the keys that leave.
+	planTail int
 }
 
 func newInput(placeholder string) textinput.Model {

@@ -24,7 +24,7 @@ func (m *Model) View() string {
 	case StagePlanning:
 		lines = []string{m.Styles.Muted.Render("running every guard (a plan writes nothing but its journal entry)…")}
 	case StagePlan:
-		lines = m.planLines()
+		lines = fitTail(m.planLines(), m.planTail, max(m.Height-2, 1))
 	case StageApplying:
 		lines = []string{m.Styles.Warn.Render("writing…")}
 	case StageResult:
@@ -111,9 +111,16 @@ func (m *Model) planLines() []string {
 		}
 	}
 	lines = append(lines, st.Bold.Render("change"), " before: "+leverText(p.Before), " after:  "+leverText(p.After))
+	start := len(lines)
+	defer func() { m.planTail = len(lines) - start }()
 	switch {
 	case p.Refusal != "":
-		lines = append(lines, "", st.Refused.Render(p.Refusal), st.Muted.Render("nothing was written but the journal's record of the plan · enter/esc: back"))
+		lines = append(lines, "")
+		// The reason is what the responder must read: wrapped, never cut.
+		for _, l := range strings.Split(lipgloss.NewStyle().Width(max(m.Width-2, 10)).Render(p.Refusal), "\n") {
+			lines = append(lines, st.Refused.Render(l))
+		}
+		lines = append(lines, st.Muted.Render("nothing was written but the journal's record of the plan · enter/esc: back"))
 	default:
 		if p.Pending != "" {
 			lines = append(lines, "", st.Warn.Render(p.Pending))
@@ -132,4 +139,20 @@ func leverText(l *lever.Lever) string {
 		return "absent (normal operation)"
 	}
 	return fmt.Sprintf("%s %s=%s by %s until %s", l.Kind, l.Target, l.Value, l.Actor, l.ExpiresAt.Local().Format("15:04:05"))
+}
+
+// fitTail cuts lines to n by dropping lines before the last tail ones (the
+// guards and evidence, shown in full by stormctl action plan), so that the
+// refusal or the confirmation, and the keys that leave, always show.
+func fitTail(lines []string, tail, n int) []string {
+	if len(lines) <= n {
+		return lines
+	}
+	keep := min(tail, n)
+	head := max(n-keep-1, 0)
+	out := append([]string{}, lines[:head]...)
+	if n > keep {
+		out = append(out, "…")
+	}
+	return append(out, lines[len(lines)-keep:]...)
 }

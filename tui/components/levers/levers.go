@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
@@ -29,7 +30,23 @@ type Model struct {
 	filter    string
 	sel       int
 	start     int
+	// staleSince is when the control plane stopped answering (zero while
+	// it answers); the levers shown are the last ones read.
+	staleSince time.Time
+	staleWhy   string
 }
+
+// SetStale marks the levers as the last read, the control plane having
+// failed since since with why; a zero since clears the mark.
+func (m *Model) SetStale(since time.Time, why string) {
+	if since.IsZero() || m.staleSince.IsZero() {
+		m.staleSince = since
+	}
+	m.staleWhy = why
+}
+
+// Stale reports whether the levers shown may be out of date.
+func (m *Model) Stale() bool { return !m.staleSince.IsZero() }
 
 // New returns an empty levers section.
 func New(c common.Common) *Model { return &Model{Common: c, seen: map[string]int{}} }
@@ -127,6 +144,10 @@ func (m *Model) View() string {
 	st, now := m.Styles, m.Now()
 	ls := m.Levers()
 	var lines []string
+	if m.Stale() {
+		lines = append(lines, st.Stale.Render(common.Fit(fmt.Sprintf("STALE since %s: Redis unreachable (%s); the last levers read",
+			m.staleSince.Format("15:04:05"), m.staleWhy), m.Width-2)))
+	}
 	if len(ls) == 0 {
 		lines = append(lines, st.Muted.Render("no levers active: normal operation"))
 	}
@@ -139,6 +160,9 @@ func (m *Model) View() string {
 	rows := m.Height - 2 - min(len(pending), 3)
 	if len(pending) > 0 {
 		rows--
+	}
+	if m.Stale() {
+		rows++ // the stale line is counted in lines
 	}
 	// Two lines a lever: what and how long, then who, why and who saw it.
 	m.start = common.Window(m.start, m.sel, max(rows/2, 1), len(ls))
@@ -162,5 +186,8 @@ func (m *Model) View() string {
 		}
 	}
 	title := fmt.Sprintf("Levers (%d)", len(ls))
+	if m.Stale() {
+		title += " STALE"
+	}
 	return m.Frame(title, lines, m.Focused)
 }

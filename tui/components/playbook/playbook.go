@@ -5,6 +5,7 @@ package playbook
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
@@ -25,7 +26,14 @@ type Model struct {
 	progress    string
 	sel         int
 	start       int
+	texts       map[string]string // a note step's text, by step id
 }
+
+// SetTexts records what each note step says, shown when it is selected.
+func (m *Model) SetTexts(texts map[string]string) { m.texts = texts }
+
+// noteLines is how many lines of a selected note's text are shown.
+const noteLines = 4
 
 // New returns the section; name is "" when no playbook is loaded.
 func New(c common.Common, name, title string) *Model {
@@ -96,9 +104,14 @@ func (m *Model) View() string {
 	}
 	rows := m.Height - 2
 	detail := m.detail()
+	var note []string
+	if detail == "" {
+		note = m.noteText(min(noteLines, max(rows-3, 0)))
+	}
 	if detail != "" {
 		rows--
 	}
+	rows -= len(note)
 	m.start = common.Window(m.start, m.sel, max(rows, 1), len(m.steps))
 	var lines []string
 	for i := m.start; i < len(m.steps) && len(lines) < rows; i++ {
@@ -133,6 +146,7 @@ func (m *Model) View() string {
 	if detail != "" {
 		lines = append(lines, detail)
 	}
+	lines = append(lines, note...)
 	return m.Frame("Playbook "+m.name, lines, m.Focused)
 }
 
@@ -152,4 +166,36 @@ func (m *Model) detail() string {
 		return m.Styles.Muted.Render("  " + s.Outcome)
 	}
 	return ""
+}
+
+// noteText is the selected note step's text, wrapped to the section and
+// cut to at most n lines.
+func (m *Model) noteText(n int) []string {
+	s, ok := m.Selected()
+	text := m.texts[s.ID]
+	if !ok || s.Type != playbooks.Note || text == "" || n <= 0 {
+		return nil
+	}
+	w := max(m.Width-4, 10)
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(text) {
+		if line != "" && len(line)+1+len(word) > w {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += word
+	}
+	lines = append(lines, line)
+	if len(lines) > n {
+		lines = lines[:n]
+		lines[n-1] = common.Fit(lines[n-1]+" …", w)
+	}
+	for i, l := range lines {
+		lines[i] = m.Styles.Muted.Render("  " + l)
+	}
+	return lines
 }

@@ -1,6 +1,7 @@
 package signals
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -190,23 +191,38 @@ func (m *Model) View() string {
 	return m.listView()
 }
 
+// valueWidth bounds the value column of the list. The column is as wide
+// as the widest value shown, so that every row's sparkline starts in the
+// same column and has the same width: one time axis for all.
+const valueWidth = 18
+
 func (m *Model) listView() string {
-	rows := m.Height - 2
+	rows := max(m.Height-2, 1)
+	more := len(m.visible) > rows
+	if more {
+		rows = max(rows-1, 1) // the last line says how many more
+	}
 	m.start = common.Window(m.start, m.sel, rows, len(m.visible))
 	inner := m.Width - 2
-	lines := make([]string, 0, rows)
+	nameW := min(20, inner/5)
+	seriesW := min(max(inner-nameW-32, 8), 28)
+	valW := 1
+	for i := m.start; i < len(m.visible) && i < m.start+rows; i++ {
+		valW = max(valW, lipgloss.Width(m.valueText(&m.panels[m.visible[i]], valueWidth)))
+	}
+	valW = min(valW, max(inner-nameW-seriesW-2, 1))
+	sparkW := inner - nameW - seriesW - 2 - valW - 1
+	lines := make([]string, 0, rows+1)
 	for i := m.start; i < len(m.visible) && len(lines) < rows; i++ {
 		p := &m.panels[m.visible[i]]
-		nameW := min(20, inner/5)
-		seriesW := min(max(inner-nameW-32, 8), 28)
 		left := common.Fit(p.Query, nameW) + " " + common.Fit(p.Series, seriesW) + " "
-		val := m.valueText(p, inner-nameW-seriesW-2)
+		val := common.Fit(m.valueText(p, valW), valW)
 		spark := ""
-		if w := inner - nameW - seriesW - 2 - lipgloss.Width(val) - 1; w >= 8 {
-			spark = " " + m.spark(p, w)
+		if sparkW >= 8 {
+			spark = " " + m.spark(p, sparkW)
 			if p.State == StateNoData && p.Note != "" {
 				// Why there is no data, and the doctor, where the sparkline would be.
-				spark = " " + m.Styles.NoData.Render(common.Fit(p.Note, w))
+				spark = " " + m.Styles.NoData.Render(common.Fit(p.Note, sparkW))
 			}
 		}
 		line := left + val + spark
@@ -215,7 +231,22 @@ func (m *Model) listView() string {
 		}
 		lines = append(lines, line)
 	}
+	if more {
+		above, below := m.start, len(m.visible)-m.start-len(lines)
+		lines = append(lines, m.Styles.Muted.Render(moreText(above, below)))
+	}
 	return m.Frame(m.title(), lines, m.Focused)
+}
+
+// moreText says how many panels are out of view, and how to reach them.
+func moreText(above, below int) string {
+	switch {
+	case above > 0 && below > 0:
+		return fmt.Sprintf("↑ %d more, ↓ %d more (↑↓ scroll)", above, below)
+	case above > 0:
+		return fmt.Sprintf("↑ %d more (↑ scrolls)", above)
+	}
+	return fmt.Sprintf("↓ %d more (↓ scrolls)", below)
 }
 
 func (m *Model) gridView(cols int) string {
