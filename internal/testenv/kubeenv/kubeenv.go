@@ -51,6 +51,25 @@ func Start(t testing.TB, crdPaths ...string) *Env {
 	return started
 }
 
+// StartOwned starts a control plane of the test's own, stopped when the
+// test ends, for packages whose TestMain cannot call Main.
+func StartOwned(t testing.TB, crdPaths ...string) *Env {
+	t.Helper()
+	env, msg, err := start(crdPaths)
+	if msg != "" {
+		t.Skip(msg)
+	}
+	if err != nil {
+		t.Fatalf("start kube-apiserver and etcd: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Errorf("stop kube-apiserver and etcd: %v", err)
+		}
+	})
+	return env
+}
+
 // Main runs the tests and stops the control plane afterwards; call it from
 // TestMain.
 func Main(m *testing.M) int {
