@@ -14,10 +14,10 @@ func TestParseMapping(t *testing.T) {
 		t.Errorf("meshed: %+v", m)
 	}
 	for doc, want := range map[string]string{
-		"kubernetes:\n  services: {}\n":                                                   "m.yaml:2:11: kubernetes.namespace is required",
-		"kubernetes:\n  namespace: Shop\n":                                                 `m.yaml:2:14: namespace "Shop" is not a DNS label`,
+		"kubernetes:\n  services: {}\n":    "m.yaml:2:11: kubernetes.namespace is required",
+		"kubernetes:\n  namespace: Shop\n": `m.yaml:2:14: namespace "Shop" is not a DNS label`,
 		"kubernetes:\n  namespace: shop\n  services:\n    checkout:\n      hpa: [ok, Bad_1]\n": `m.yaml:5:17: service "checkout": hpa name "Bad_1" is not a DNS subdomain`,
-		"kubernetes:\n  namespace: shop\n  servics: {}\n":                                   "m.yaml:3:",
+		"kubernetes:\n  namespace: shop\n  servics: {}\n":                                      "m.yaml:3:",
 	} {
 		_, err := ParseMapping("m.yaml", []byte(doc))
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
