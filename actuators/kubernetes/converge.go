@@ -123,10 +123,19 @@ func plan(obj *unstructured.Unstructured, claims []claim) (objectOutcome, map[st
 	if err := writeSaved(work, saved); err != nil {
 		return out, nil, err
 	}
-	if sameJSON(mustJSON(obj.Object), mustJSON(work)) {
+	// Only the fields the changes name and the annotation can differ, so
+	// they decide whether to write, without comparing whole objects.
+	fields := len(out.applied) > 0 || slices.ContainsFunc(out.restored, func(x actuation) bool { return len(x.changes) > 0 })
+	if !fields && obj.GetAnnotations()[SavedAnnotation] == annotation(work) {
 		return out, nil, nil
 	}
 	return out, work, nil
+}
+
+func annotation(obj map[string]any) string {
+	v, _ := lookup(obj, "/metadata/annotations/"+escape(SavedAnnotation))
+	s, _ := v.(string)
+	return s
 }
 
 // patch writes work over obj as a JSON merge patch (KEDA's CRDs reject

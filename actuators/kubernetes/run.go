@@ -64,7 +64,13 @@ func Run(ctx context.Context, o RunOptions) error {
 		}
 		return &d
 	}
-	mgr, err := manager.New(o.Config, manager.Options{
+	cfg := rest.CopyConfig(o.Config)
+	if cfg.QPS == 0 {
+		// client-go's default (5 qps) would take seconds to freeze a large
+		// service; 50 qps is still gentle on an API server.
+		cfg.QPS, cfg.Burst = 50, 100
+	}
+	mgr, err := manager.New(cfg, manager.Options{
 		Cache:                         cache.Options{DefaultNamespaces: map[string]cache.Config{o.Mapping.Namespace: {}}},
 		Client:                        client.Options{Cache: &client.CacheOptions{Unstructured: true}},
 		Metrics:                       metricsserver.Options{BindAddress: "0"},
