@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stormctl/stormctl/controlplane"
@@ -223,7 +224,10 @@ func (a *Actuator) Start(ctx context.Context) error {
 	a.opts.Metrics.leader.Set(1)
 	defer a.opts.Metrics.leader.Set(0)
 	first := true
-	bo := backoff{base: 200 * time.Millisecond, limit: 10 * time.Second}
+	newBackoff := func() wait.Backoff {
+		return wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 1, Steps: 1 << 30, Cap: 10 * time.Second}
+	}
+	bo := newBackoff()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -235,15 +239,17 @@ func (a *Actuator) Start(ctx context.Context) error {
 		case <-timer.C:
 		}
 		_, err := a.Pass(ctx)
-		wait := jitter(a.opts.Resync)
+		// Resyncs are spread by up to a fifth so replicas and restarts do
+		// not align; failures back off exponentially with jitter.
+		next := wait.Jitter(a.opts.Resync*5/6, 0.4)
 		if err != nil {
 			if ctx.Err() != nil {
 				continue
 			}
 			a.opts.Log.Warn("actuator pass failed", "err", err)
-			wait = bo.next()
+			next = bo.Step()
 		} else {
-			bo.reset()
+			bo = newBackoff()
 			if first {
 				first = false
 				close(a.ready)
@@ -255,7 +261,7 @@ func (a *Actuator) Start(ctx context.Context) error {
 			default:
 			}
 		}
-		timer.Reset(wait)
+		timer.Reset(next)
 	}
 }
 

@@ -8,6 +8,7 @@ package kubernetes
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -87,13 +88,16 @@ func (m Mapping) validate() (string, error) {
 	if !dnsLabel(m.Namespace) {
 		return "$.kubernetes.namespace", fmt.Errorf("namespace %q is not a DNS label", m.Namespace)
 	}
-	for _, svc := range sortedKeys(m.Services) {
+	for _, svc := range slices.Sorted(maps.Keys(m.Services)) {
 		o := m.Services[svc]
-		for field, names := range map[string][]string{"hpa": o.HPA, "scaledObject": o.ScaledObject, "virtualService": o.VirtualService} {
-			for i, n := range names {
+		for _, kind := range []struct {
+			field string
+			names []string
+		}{{"hpa", o.HPA}, {"scaledObject", o.ScaledObject}, {"virtualService", o.VirtualService}} {
+			for i, n := range kind.names {
 				if !dnsSubdomain(n) {
-					return fmt.Sprintf("$.kubernetes.services.%s.%s[%d]", svc, field, i),
-						fmt.Errorf("service %q: %s name %q is not a DNS subdomain", svc, field, n)
+					return fmt.Sprintf("$.kubernetes.services.%s.%s[%d]", svc, kind.field, i),
+						fmt.Errorf("service %q: %s name %q is not a DNS subdomain", svc, kind.field, n)
 				}
 			}
 		}
@@ -105,15 +109,6 @@ func (m Mapping) validate() (string, error) {
 func (m Mapping) Meshed(service string) bool {
 	o, ok := m.Services[service]
 	return ok && (o.Istio || len(o.VirtualService) > 0)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 func dnsLabel(s string) bool {

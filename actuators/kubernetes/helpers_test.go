@@ -151,17 +151,9 @@ func (f *fixture) release(kind lever.Kind, target string) {
 // eventually polls cond for up to a generous deadline.
 func eventually(t testing.TB, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(45 * time.Second)
-	last := ""
-	for time.Now().Before(deadline) {
-		ok, msg := cond()
-		if ok {
-			return
-		}
-		last = msg
-		time.Sleep(100 * time.Millisecond)
+	if ok, last := kubeenv.Poll(45*time.Second, cond); !ok {
+		t.Fatalf("%s: not after 45s; last: %s", what, last)
 	}
-	t.Fatalf("%s: not after 45s; last: %s", what, last)
 }
 
 // entries reads the journal entries of event ev.

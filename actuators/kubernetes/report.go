@@ -2,7 +2,6 @@ package kubernetes
 
 import (
 	"context"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -162,26 +161,4 @@ func (a *Actuator) withdraw() {
 	defer cancel()
 	s := a.opts.Store
 	_ = flags.Withdraw(ctx, s.Client(), s.Keys().Keys, a.opts.Instance)
-}
-
-// backoff is capped exponential backoff with full jitter.
-type backoff struct {
-	base, limit time.Duration
-	n           int
-}
-
-func (b *backoff) next() time.Duration {
-	d := b.base << min(b.n, 16)
-	if d > b.limit || d <= 0 {
-		d = b.limit
-	}
-	b.n++
-	return time.Duration(rand.Int64N(int64(d)) + 1)
-}
-
-func (b *backoff) reset() { b.n = 0 }
-
-// jitter spreads d over ±20% so replicas and resyncs do not align.
-func jitter(d time.Duration) time.Duration {
-	return d*4/5 + time.Duration(rand.Int64N(int64(d)*2/5+1))
 }

@@ -144,17 +144,9 @@ func TestActuateKubernetesScripts(t *testing.T) {
 }
 
 func poll(ts *testscript.TestScript, what string, cond func() (bool, string)) {
-	deadline := time.Now().Add(45 * time.Second)
-	last := ""
-	for time.Now().Before(deadline) {
-		ok, msg := cond()
-		if ok {
-			return
-		}
-		last = msg
-		time.Sleep(100 * time.Millisecond)
+	if ok, last := kubeenv.Poll(45*time.Second, cond); !ok {
+		ts.Fatalf("%s: not after 45s; last: %s", what, last)
 	}
-	ts.Fatalf("%s: not after 45s; last: %s", what, last)
 }
 
 func js(v any) string {

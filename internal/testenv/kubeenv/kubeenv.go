@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -173,5 +174,18 @@ func repoRoot() (string, bool) {
 			return "", false
 		}
 		dir = parent
+	}
+}
+
+// Poll calls cond every 100 ms until it holds or within has passed, and
+// returns cond's last message: tests wait on the API server this way
+// instead of asserting at an instant.
+func Poll(within time.Duration, cond func() (bool, string)) (ok bool, last string) {
+	deadline := time.Now().Add(within)
+	for {
+		if ok, last = cond(); ok || time.Now().After(deadline) {
+			return ok, last
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
