@@ -1,5 +1,11 @@
 package journal
 
+import (
+	"fmt"
+	"strings"
+	"unicode"
+)
+
 // Events of actuators, which apply levers to real systems (Kubernetes
 // objects) and record what they changed there.
 const (
@@ -17,4 +23,50 @@ type FieldChange struct {
 	Path   string `json:"path"`
 	Before string `json:"before"`
 	After  string `json:"after"`
+}
+
+// isActuation says whether e records an actuator's change to a real system.
+func isActuation(e Entry) bool {
+	switch e.Event {
+	case ActuationApplied, ActuationRestored, ActuationFailed, ActuationConflict:
+		return true
+	}
+	return false
+}
+
+// actuationWhat is the timeline's line for an actuation:
+// "**cluster applied** autoscaling `frozen` on `checkout`: hpa/checkout in shop".
+func actuationWhat(e Entry) string {
+	verb := strings.TrimPrefix(string(e.Event), "actuation.")
+	s := fmt.Sprintf("**cluster %s** %s", verb, e.Kind)
+	if e.Value != "" {
+		s += fmt.Sprintf(" `%s`", e.Value)
+	}
+	s += fmt.Sprintf(" on `%s`", e.Target)
+	if e.Object != "" {
+		s += ": " + e.Object
+	}
+	return s
+}
+
+// changesText lists the fields an actuation changed, "path: before → after",
+// with format and control characters from the cluster escaped.
+func changesText(cs []FieldChange) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = fmt.Sprintf("%s: %s → %s", visible(c.Path), visible(c.Before), visible(c.After))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func visible(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			fmt.Fprintf(&b, `\u%04x`, r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
