@@ -17,6 +17,20 @@ go="${GO:-go}"
 # CGO_ENABLED=0 for the tools and the tests alike, or shared packages build twice.
 export CGO_ENABLED=0
 
+# Recorded paths are reused while the binaries exist and the tools module
+# has not changed since; otherwise ask the go command (about a second warm,
+# minutes cold).
+recorded="$root/hack/kube/assets.env"
+if [ -z "${TEST_ASSET_ETCD:-}" ] && [ "$recorded" -nt "$root/hack/kube/go.mod" ] && [ "$recorded" -nt "$root/hack/kube/go.sum" ]; then
+  # shellcheck disable=SC1090
+  . "$recorded"
+  if [ -x "${TEST_ASSET_KUBE_APISERVER:-}" ] && [ -x "${TEST_ASSET_ETCD:-}" ]; then
+    cat "$recorded"
+    exit 0
+  fi
+  unset TEST_ASSET_KUBE_APISERVER TEST_ASSET_ETCD
+fi
+
 apiserver="$("$go" -C "$root/hack/kube" tool -n kube-apiserver)"
 etcd="${TEST_ASSET_ETCD:-}"
 if [ -z "$etcd" ]; then
@@ -30,5 +44,5 @@ for bin in "$apiserver" "$etcd"; do
 done
 out="TEST_ASSET_KUBE_APISERVER=$apiserver
 TEST_ASSET_ETCD=$etcd"
-printf '%s\n' "$out" > "$root/hack/kube/assets.env"
+printf '%s\n' "$out" > "$recorded"
 printf '%s\n' "$out"
