@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -100,7 +101,7 @@ func (m Mapping) selectObjects(service string, gvk schema.GroupVersionKind, all 
 			out = append(out, all[i])
 		}
 		if len(missing) > 0 {
-			return out, fmt.Sprintf("not found: %s/%v in %s", shortNames[gvk], missing, m.Namespace)
+			return out, fmt.Sprintf("not found: %s/%s in %s", shortNames[gvk], strings.Join(missing, ", "+shortNames[gvk]+"/"), m.Namespace)
 		}
 		return out, ""
 	}

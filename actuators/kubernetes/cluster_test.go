@@ -102,3 +102,18 @@ func TestTwoReplicasOneActs(t *testing.T) {
 		t.Errorf("standby wrote %v times, want 1", testutil.ToFloat64(standby.a.Writes()))
 	}
 }
+
+// A mapping that names an object the cluster lacks, or a kind it does not
+// serve, is reported as a failure of the lever, not silently ignored; the
+// objects that do exist are still frozen.
+func TestMissingObjectReported(t *testing.T) {
+	f := newFixture(t)
+	f.hpa("checkout", nil, checkoutLabels)
+	m := kube.Mapping{Services: map[string]kube.ServiceObjects{"checkout": {HPA: []string{"checkout", "checkout-typo"}}}}
+	f.start(nil, m, "a1")
+	f.apply(lever.Autoscaling, "checkout", lever.ValueFrozen, 10*time.Minute)
+	eventually(t, "frozen and the typo reported", func() (bool, string) {
+		e := f.entries(journal.ActuationFailed)
+		return frozen(f.getHPA("checkout")) && len(e) == 1 && e[0].Error == "not found: hpa/checkout-typo in "+f.ns, js(e)
+	})
+}
