@@ -2,7 +2,6 @@ package kubernetes
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -264,6 +263,3 @@ func (a *Actuator) Start(ctx context.Context) error {
 		timer.Reset(next)
 	}
 }
-
-// errForbidden marks RBAC refusals in outcomes.
-var errForbidden = errors.New("forbidden")

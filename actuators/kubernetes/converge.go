@@ -36,7 +36,6 @@ type actuation struct {
 	lever   *lever.Lever // nil for a restore of a lever no longer live
 	member  string
 	action  string
-	object  string
 	changes []FieldChange
 	detail  string
 }
