@@ -212,7 +212,6 @@ func (a *Actuator) Pass(ctx context.Context) (PassReport, error) {
 // controller-runtime's Runnable; with leader election only the leader
 // runs it.
 func (a *Actuator) Start(ctx context.Context) error {
-	a.discover()
 	changes, stop := a.opts.Store.Subscribe(ctx)
 	defer stop()
 	go func() {
