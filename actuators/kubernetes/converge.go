@@ -89,20 +89,12 @@ func plan(obj *unstructured.Unstructured, claims []claim) (objectOutcome, map[st
 		return out, nil, err
 	}
 	work := runtime.DeepCopyJSON(obj.Object)
+	// Restores come first: a lever released in the same pass as another
+	// takes over its fields (an edge's route going back to the service-wide
+	// lever) must hand back the original values before they are saved again.
 	claimed := map[string]bool{}
 	for _, c := range claims {
-		member := lever.Member(c.lever.Kind, c.lever.Target)
-		claimed[member] = true
-		changes, conflicts, err := hold(work, saved, member, c.lever.ActionID, c.edits)
-		if err != nil {
-			return out, nil, err
-		}
-		if len(changes) > 0 {
-			out.applied = append(out.applied, actuation{lever: c.lever, member: member, action: c.lever.ActionID, changes: changes})
-		}
-		if len(conflicts) > 0 {
-			out.conflicts = append(out.conflicts, actuation{lever: c.lever, member: member, action: c.lever.ActionID, detail: describeConflicts(obj.Object, conflicts)})
-		}
+		claimed[lever.Member(c.lever.Kind, c.lever.Target)] = true
 	}
 	for _, member := range slices.Sorted(maps.Keys(saved)) {
 		if claimed[member] {
@@ -117,6 +109,19 @@ func plan(obj *unstructured.Unstructured, claims []claim) (objectOutcome, map[st
 		if len(conflicts) > 0 {
 			out.conflicts = append(out.conflicts, actuation{member: member, action: action,
 				detail: describeConflicts(obj.Object, conflicts) + "; left as it is on release"})
+		}
+	}
+	for _, c := range claims {
+		member := lever.Member(c.lever.Kind, c.lever.Target)
+		changes, conflicts, err := hold(work, saved, member, c.lever.ActionID, c.edits)
+		if err != nil {
+			return out, nil, err
+		}
+		if len(changes) > 0 {
+			out.applied = append(out.applied, actuation{lever: c.lever, member: member, action: c.lever.ActionID, changes: changes})
+		}
+		if len(conflicts) > 0 {
+			out.conflicts = append(out.conflicts, actuation{lever: c.lever, member: member, action: c.lever.ActionID, detail: describeConflicts(obj.Object, conflicts)})
 		}
 	}
 	if err := writeSaved(work, saved); err != nil {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/stormctl/stormctl/lever"
 )
@@ -146,4 +147,52 @@ func FuzzPointer(f *testing.F) {
 		}
 		remove(obj, ptr)
 	})
+}
+
+// An edge lever and a service-wide lever share a VirtualService: the edge
+// takes its dependency's route, the service-wide lever the others; when the
+// edge is released its route passes to the service-wide lever, and releasing
+// that too gives back the original object exactly.
+func TestPlanEdgeAndServiceLeversShareRoutes(t *testing.T) {
+	vs := &unstructured.Unstructured{}
+	doc := `{"apiVersion":"networking.istio.io/v1","kind":"VirtualService","metadata":{"name":"checkout","namespace":"shop","labels":{"app":"checkout"}},
+	"spec":{"http":[{"route":[{"destination":{"host":"payments"}}],"retries":{"attempts":5,"retryOn":"5xx"}},{"route":[{"destination":{"host":"ledger"}}]}]}}`
+	if err := json.Unmarshal([]byte(doc), &vs.Object); err != nil {
+		t.Fatal(err)
+	}
+	orig := vs.DeepCopy()
+	m := Mapping{Namespace: "shop", Services: map[string]ServiceObjects{"checkout": {Istio: true}}}
+	served := map[schema.GroupVersionKind]bool{VirtualServiceKind: true}
+	edge := lever.Lever{Kind: lever.Retries, Target: "checkout->payments", Value: "off", ActionID: "E"}
+	wide := lever.Lever{Kind: lever.Retries, Target: "checkout", Value: "cap:3", ActionID: "W"}
+	step := func(levers ...lever.Lever) {
+		t.Helper()
+		claims, _, failures := m.claims(levers, objects{VirtualServiceKind: {vs}}, served)
+		if len(failures) > 0 {
+			t.Fatalf("failures: %+v", failures)
+		}
+		_, work, err := plan(vs, claims[objectKey(vs)])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if work != nil {
+			vs = &unstructured.Unstructured{Object: work}
+		}
+	}
+	attempts := func(i int) any {
+		v, _ := lookup(vs.Object, "/spec/http/"+string(rune('0'+i))+"/retries/attempts")
+		return v
+	}
+	step(edge, wide)
+	if a0, a1 := attempts(0), attempts(1); a0 != int64(0) || a1 != int64(2) {
+		t.Fatalf("both levers: attempts %v, %v; want 0, 2", a0, a1)
+	}
+	step(wide)
+	if a0 := attempts(0); a0 != int64(2) {
+		t.Fatalf("edge released: payments route attempts %v, want the service-wide 2", a0)
+	}
+	step()
+	if !sameJSON(mustJSON(vs.Object), mustJSON(orig.Object)) {
+		t.Errorf("all released:\n%s\nwant\n%s", mustJSON(vs.Object), mustJSON(orig.Object))
+	}
 }
