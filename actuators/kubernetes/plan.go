@@ -45,6 +45,7 @@ func hold(work map[string]any, saved map[string]*Saved, member, actionID string,
 	var changes []FieldChange
 	var conflicts []Conflict
 	for _, e := range edits {
+		takeOver(saved, member, e.save)
 		if _, had := s.Before[e.save]; !had {
 			s.Before[e.save] = rawAt(work, e.save)
 		}
@@ -66,6 +67,36 @@ func hold(work map[string]any, saved map[string]*Saved, member, actionID string,
 		}
 	}
 	return changes, conflicts, nil
+}
+
+// takeOver moves the subtree at save, with its original value, from any
+// other lever that saved it to member: each subtree is held by one lever, and
+// whoever holds it last restores the value from before stormctl. (An edge
+// lever taking a route from a service-wide one, say.)
+func takeOver(saved map[string]*Saved, member, save string) {
+	s := saved[member]
+	for _, other := range slices.Sorted(maps.Keys(saved)) {
+		o := saved[other]
+		before, ok := o.Before[save]
+		if other == member || !ok {
+			continue
+		}
+		if _, mine := s.Before[save]; !mine {
+			s.Before[save] = before
+		}
+		delete(o.Before, save)
+		for ptr, v := range o.Set {
+			if ptr == save || strings.HasPrefix(ptr, save+"/") {
+				if _, mine := s.Set[ptr]; !mine {
+					s.Set[ptr] = v
+				}
+				delete(o.Set, ptr)
+			}
+		}
+		if len(o.Before) == 0 {
+			delete(saved, other)
+		}
+	}
 }
 
 // restore puts back what lever member saved on work and forgets it. A saved

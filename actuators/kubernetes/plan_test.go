@@ -183,6 +183,12 @@ func TestPlanEdgeAndServiceLeversShareRoutes(t *testing.T) {
 		v, _ := lookup(vs.Object, "/spec/http/"+string(rune('0'+i))+"/retries/attempts")
 		return v
 	}
+	// The edge arrives while the service-wide lever holds every route, and
+	// leaves first.
+	step(wide)
+	if a0, a1 := attempts(0), attempts(1); a0 != int64(2) || a1 != int64(2) {
+		t.Fatalf("service-wide: attempts %v, %v; want 2, 2", a0, a1)
+	}
 	step(edge, wide)
 	if a0, a1 := attempts(0), attempts(1); a0 != int64(0) || a1 != int64(2) {
 		t.Fatalf("both levers: attempts %v, %v; want 0, 2", a0, a1)
@@ -194,5 +200,16 @@ func TestPlanEdgeAndServiceLeversShareRoutes(t *testing.T) {
 	step()
 	if !sameJSON(mustJSON(vs.Object), mustJSON(orig.Object)) {
 		t.Errorf("all released:\n%s\nwant\n%s", mustJSON(vs.Object), mustJSON(orig.Object))
+	}
+	// Both at once, then the service-wide lever leaves first: the edge
+	// keeps its route, and releasing it gives back the original.
+	step(edge, wide)
+	step(edge)
+	if a0, a1 := attempts(0), attempts(1); a0 != int64(0) || a1 != nil {
+		t.Fatalf("service-wide released: attempts %v, %v; want 0, absent", a0, a1)
+	}
+	step()
+	if !sameJSON(mustJSON(vs.Object), mustJSON(orig.Object)) {
+		t.Errorf("all released again:\n%s\nwant\n%s", mustJSON(vs.Object), mustJSON(orig.Object))
 	}
 }
