@@ -37,9 +37,13 @@ type fixture struct {
 	ns    string
 	store *controlplane.Store
 	redis *testenv.Redis
+	// actStore, if set, is the actuators' own connection (another Redis user).
+	actStore *controlplane.Store
 }
 
-func newFixture(t testing.TB) *fixture {
+// newFixture builds the world; acl, if given, returns the ACL lines of the
+// redis-server for the test's namespace.
+func newFixture(t testing.TB, acl ...func(ns string) []string) *fixture {
 	t.Helper()
 	env := kubeenv.Start(t, "testdata/crds")
 	admin, err := client.New(env.Config, client.Options{})
@@ -52,7 +56,11 @@ func newFixture(t testing.TB) *fixture {
 	if err := admin.Create(ctx(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}
-	r := testenv.StartRedis(t, testenv.RedisOptions{})
+	var lines []string
+	for _, a := range acl {
+		lines = append(lines, a(ns)...)
+	}
+	r := testenv.StartRedis(t, testenv.RedisOptions{ACL: lines})
 	rc := redis.NewClient(&redis.Options{Addr: r.Addr})
 	store, err := controlplane.NewStore(ctx(t), rc, ns)
 	if err != nil {
@@ -85,11 +93,15 @@ func (f *fixture) start(cfg *rest.Config, m kube.Mapping, instance string) *runn
 	if m.Namespace == "" {
 		m.Namespace = f.ns
 	}
+	store := f.store
+	if f.actStore != nil {
+		store = f.actStore
+	}
 	c, cancel := context.WithCancel(context.Background())
 	got := make(chan *running, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- kube.Run(c, kube.RunOptions{Config: cfg, Mapping: m, Store: f.store, Instance: instance,
+		done <- kube.Run(c, kube.RunOptions{Config: cfg, Mapping: m, Store: store, Instance: instance,
 			Actor: "actuator/" + instance, Resync: 2 * time.Second, Listen: "127.0.0.1:0",
 			LeaseDuration: 3 * time.Second, RenewDeadline: 2 * time.Second, RetryPeriod: 200 * time.Millisecond,
 			Started: func(a *kube.Actuator, addr string) { got <- &running{a: a, addr: addr} }})
