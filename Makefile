@@ -10,6 +10,7 @@ test: deps
 
 deps:
 	@./scripts/install-test-deps.sh
+	@./scripts/kube-assets.sh >/dev/null  # kube-apiserver for envtest; ~1 s when built
 
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./...

@@ -37,22 +37,28 @@ type Role string
 // writes only its acknowledgements (the instances set and ack hashes) and
 // the fleet-wide retry budgets and probe counters, using Redis 7 per-key
 // write selectors. It can never write a lever or the journal.
+//
+// Actuator is for the actuators that apply levers to real systems (the
+// Kubernetes actuator): the service's rights on acknowledgements, plus
+// appending to the journal (the append script's XADD and head SET) and
+// writing its status report. It can never write a lever.
 const (
 	Viewer    Role = "viewer"
 	Service   Role = "service"
+	Actuator  Role = "actuator"
 	Responder Role = "responder"
 	Commander Role = "commander"
 )
 
 // Roles lists the roles in increasing order of rights.
-var Roles = []Role{Viewer, Service, Responder, Commander}
+var Roles = []Role{Viewer, Service, Actuator, Responder, Commander}
 
 // ParseRole validates a role name.
 func ParseRole(s string) (Role, error) {
 	if r := Role(s); slices.Contains(Roles, r) {
 		return r, nil
 	}
-	return "", fmt.Errorf("unknown role %q (want viewer, service, responder or commander)", s)
+	return "", fmt.Errorf("unknown role %q (want viewer, service, actuator, responder or commander)", s)
 }
 
 // connectionRules let a go-redis client connect and say who it is, and
@@ -66,8 +72,14 @@ var connectionRules = []string{"+hello", "+auth", "+ping", "+client|setname", "+
 func ACLRules(role Role, k Keys) []string {
 	p := k.Prefix()
 	keys := []string{"~" + p + "*"}
-	if role == Service {
+	switch role {
+	case Service:
 		keys = []string{"%R~" + p + "*", "%W~" + k.Instances(), "%W~" + p + "ack:*", "%W~" + p + "budget:*", "%W~" + p + "probes:*"}
+	case Actuator:
+		// The append script's keys need read and write on one pattern:
+		// Redis checks a script's declared keys pattern by pattern.
+		keys = []string{"%R~" + p + "*", "%W~" + k.Instances(), "%W~" + p + "ack:*", "~" + k.Journal(), "~" + k.JournalHead(),
+			"~" + k.Synced(), "%W~" + p + "status:*"}
 	}
 	rules := append([]string{"reset", "on"}, keys...)
 	rules = append(rules, "&"+p+"*", "-@all", "+@read", "-@dangerous")
@@ -79,6 +91,9 @@ func ACLRules(role Role, k Keys) []string {
 	case Service:
 		return append(rules, "+multi", "+exec", "+zadd", "+zrem", "+zremrangebyscore", "+del", "+hset", "+pexpire",
 			"+incr", "+evalsha", "+eval", "+script|load", "+script|exists")
+	case Actuator:
+		return append(rules, "+multi", "+exec", "+zadd", "+zrem", "+zremrangebyscore", "+del", "+hset", "+pexpire",
+			"+evalsha", "+eval", "+script|load", "+script|exists", "+set", "+xadd")
 	}
 	return append(rules, "+evalsha", "+eval", "+script|load", "+script|exists",
 		"+set", "+del", "+hset", "+hdel", "+zadd", "+zrem", "+xadd", "+sadd", "+publish", "+incr", "+pexpire")

@@ -76,6 +76,11 @@ type Entry struct {
 	New             *LeverState `json:"new,omitempty"`
 	Outcome         string      `json:"outcome,omitempty"`
 	Error           string      `json:"error,omitempty"`
+	// Object and Changes say what an actuator really changed outside the
+	// control plane (actuation.* events): "hpa/checkout in shop" and each
+	// field before and after.
+	Object  string        `json:"object,omitempty"`
+	Changes []FieldChange `json:"changes,omitempty"`
 	// Offline marks an entry recorded in the local pending file while Redis
 	// was unreachable and chained later by `journal sync`; its ID and Time
 	// are those of the original attempt.

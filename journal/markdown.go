@@ -91,6 +91,9 @@ func (t *timeline) outcome(e Entry) string {
 		}
 	default:
 		parts = append(parts, e.Outcome)
+		if isActuation(e) {
+			parts = append(parts, changesText(e.Changes))
+		}
 	}
 	if e.Error != "" {
 		parts = append(parts, e.Error)
@@ -138,6 +141,9 @@ func actorText(e Entry) string {
 
 // what is the one-line description of an entry.
 func what(e Entry) string {
+	if isActuation(e) {
+		return actuationWhat(e)
+	}
 	lever := fmt.Sprintf("%s `%s` on `%s`", e.Kind, e.Value, e.Target)
 	switch e.Event {
 	case ActionApplied:

@@ -44,7 +44,7 @@ it the user has no password and cannot log in until you set one.`,
 		RunE:    func(*cobra.Command, []string) error { return runACLPrint(f, o) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&o.role, "role", "", "viewer, service, responder or commander (default: all)")
+	fl.StringVar(&o.role, "role", "", "viewer, service, actuator, responder or commander (default: all)")
 	fl.StringVar(&o.user, "user", "", "ACL user name (default stormctl-ROLE)")
 	fl.StringVar(&o.passwordEnv, "password-env", "", "environment variable holding the user's password")
 	fl.StringVar(&o.namespace, "namespace", "", "control-plane namespace (default: the context's)")

@@ -2,16 +2,14 @@ package main
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
-	"unicode"
 
 	"github.com/spf13/cobra"
 
 	"github.com/stormctl/stormctl/internal/config"
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/internal/output"
+	"github.com/stormctl/stormctl/internal/sanitize"
 	"github.com/stormctl/stormctl/queries"
 )
 
@@ -77,7 +75,7 @@ func runDoctor(cmd *cobra.Command, f *Factory, o *doctorOptions) error {
 	}
 	fmt.Fprintf(f.IO.ErrOut, "doctor: %d probing requests to %s\n", dg.Requests, client.Address)
 	for _, n := range dg.Notes {
-		fmt.Fprintln(f.IO.ErrOut, "doctor: "+printable(n))
+		fmt.Fprintln(f.IO.ErrOut, "doctor: "+sanitize.Line(n))
 	}
 	if o.service != "" {
 		fmt.Fprintln(f.IO.ErrOut, "doctor: "+compareConfig(dg, cfg.Context, o.service))
@@ -104,7 +102,7 @@ func printDiagnosis(f *Factory, dg *queries.Diagnosis, tty bool) error {
 		if p.DependencyValue != "" {
 			dep = fmt.Sprintf("%s=%s (%s)", p.DependencyLabel, p.DependencyValue, p.DependencyForm)
 		}
-		t.Row(p.Pack, fits, printable(svc), printable(dep), printable(p.Problem))
+		t.Row(p.Pack, fits, sanitize.Line(svc), sanitize.Line(dep), sanitize.Line(p.Problem))
 	}
 	if err := t.Flush(); err != nil {
 		return err
@@ -114,23 +112,23 @@ func printDiagnosis(f *Factory, dg *queries.Diagnosis, tty bool) error {
 	for _, ans := range dg.Answers {
 		switch {
 		case ans.Error != "":
-			a.Row(ans.Query, ans.Pack, "", "", "error: "+printable(ans.Error))
+			a.Row(ans.Query, ans.Pack, "", "", "error: "+sanitize.Line(ans.Error))
 		case len(ans.Values) == 0:
-			a.Row(ans.Query, ans.Pack, "", "", "no data: "+printable(ans.NoData))
+			a.Row(ans.Query, ans.Pack, "", "", "no data: "+sanitize.Line(ans.NoData))
 		}
 		for _, v := range ans.Values {
 			val := formatValue(v.Value)
 			if ans.Bound != "" {
 				val += " (" + ans.Bound + " bound)"
 			}
-			a.Row(ans.Query, ans.Pack, printable(seriesName(v.Labels)), val, string(v.Status))
+			a.Row(ans.Query, ans.Pack, sanitize.Line(seriesName(v.Labels)), val, string(v.Status))
 		}
 	}
 	if err := a.Flush(); err != nil {
 		return err
 	}
 	if dg.Config != "" {
-		fmt.Fprintf(f.IO.Out, "\n# add to the config file (%s):\n%s", printable(f.configFile()), printable(dg.Config))
+		fmt.Fprintf(f.IO.Out, "\n# add to the config file (%s):\n%s", sanitize.Line(f.configFile()), sanitize.Block(dg.Config))
 	}
 	return nil
 }
@@ -161,23 +159,6 @@ func compareConfig(dg *queries.Diagnosis, cfg config.Context, service string) st
 		return fmt.Sprintf("the config answers %s with pack %s, and no pack fits here", service, pack)
 	}
 	return fmt.Sprintf("the config answers %s with pack %s, which does not fit here: paste the snippet", service, pack)
-}
-
-// printable escapes control characters in text that came from the server,
-// so a label value cannot move the cursor or rewrite the terminal.
-func printable(s string) string {
-	if strings.IndexFunc(s, func(r rune) bool { return unicode.IsControl(r) && r != '\n' }) < 0 {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if unicode.IsControl(r) && r != '\n' {
-			b.WriteString(strings.Trim(strconv.QuoteRune(r), "'"))
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // configFile is the config file this run reads, for the snippet's heading.

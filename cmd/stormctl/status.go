@@ -7,7 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/internal/output"
+	"github.com/stormctl/stormctl/internal/sanitize"
 	"github.com/stormctl/stormctl/lever"
 )
 
@@ -28,6 +30,9 @@ type statusOutput struct {
 	RedisUser string        `json:"redis_user,omitempty"`
 	Instances int           `json:"instances"` // live provider instances
 	Levers    []statusLever `json:"levers"`
+	// Actuators are the reports of running actuators with their problems
+	// ("forbidden: patch hpa/checkout in shop").
+	Actuators []controlplane.ComponentStatus `json:"actuators,omitempty"`
 }
 
 func newStatusCmd(f *Factory) *cobra.Command {
@@ -63,13 +68,18 @@ func runStatus(ctx context.Context, f *Factory, now func() time.Time) error {
 		return err
 	}
 	user, _ := s.WhoAmI(ctx)
-	out := statusOutput{Server: s.String(), RedisUser: user, Instances: live, Levers: []statusLever{}}
+	actuators, err := s.Statuses(ctx, kubeActuatorComponent)
+	if err != nil {
+		return err
+	}
+	out := statusOutput{Server: s.String(), RedisUser: user, Instances: live, Levers: []statusLever{}, Actuators: actuators}
 	t := now()
 	for _, l := range levers {
 		out.Levers = append(out.Levers, statusLever{Lever: l, SecondsLeft: int64(l.ExpiresAt.Sub(t).Seconds()),
 			SeenBy: seen[lever.Member(l.Kind, l.Target)]})
 	}
 	return f.Print(out, func(tty bool) error {
+		printActuators(f, out.Actuators)
 		if len(out.Levers) == 0 {
 			fmt.Fprintf(f.IO.ErrOut, "no levers active on %s: normal operation\n", out.Server)
 			return nil
@@ -92,4 +102,20 @@ func left(d time.Duration) string {
 		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 	}
 	return d.Round(time.Second).String()
+}
+
+// kubeActuatorComponent is the Kubernetes actuator's status component
+// (actuators/kubernetes.Component), spelled here so status does not link
+// the Kubernetes client for one constant.
+const kubeActuatorComponent = "actuator:kubernetes"
+
+// printActuators says on stderr what running actuators could not do:
+// "actuator: forbidden: patch hpa/checkout in shop". The problems come from
+// Redis and the cluster, so they are sanitised.
+func printActuators(f *Factory, sts []controlplane.ComponentStatus) {
+	for _, st := range sts {
+		for _, p := range st.Problems {
+			fmt.Fprintf(f.IO.ErrOut, "actuator: %s\n", sanitize.Line(p))
+		}
+	}
 }

@@ -1,0 +1,145 @@
+package kubernetes
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/stormctl/stormctl/lever"
+)
+
+// claim is one lever applied to one object.
+type claim struct {
+	lever *lever.Lever
+	edits []edit
+}
+
+// objects holds the cached objects of each kind in the namespace.
+type objects map[schema.GroupVersionKind][]*unstructured.Unstructured
+
+// claims works out, for every object, which levers apply to it and how;
+// it also returns the problems of levers that name objects that do not
+// exist or kinds the cluster does not serve (journaled as failures).
+func (m Mapping) claims(levers []lever.Lever, objs objects, served map[schema.GroupVersionKind]bool) (map[string][]claim, map[string]*unstructured.Unstructured, []failure) {
+	byKey := map[string][]claim{}
+	index := map[string]*unstructured.Unstructured{}
+	var failures []failure
+	// The most specific lever wins a VirtualService route: edges first,
+	// then service-wide levers take the routes no edge took.
+	ordered := slices.Clone(levers)
+	slices.SortStableFunc(ordered, func(a, b lever.Lever) int { return specificity(b) - specificity(a) })
+	taken := map[string]bool{} // object key + route pointer
+	for i := range ordered {
+		l := &ordered[i]
+		service, _ := lever.SplitTarget(l.Target)
+		var kinds []schema.GroupVersionKind
+		switch {
+		case l.Kind == lever.Autoscaling:
+			kinds = []schema.GroupVersionKind{HPAKind, ScaledObjectKind}
+		case l.Kind == lever.Retries && m.Meshed(service):
+			kinds = []schema.GroupVersionKind{VirtualServiceKind}
+		default:
+			continue
+		}
+		for _, gvk := range kinds {
+			found, problem := m.selectObjects(service, gvk, objs[gvk], served[gvk])
+			if problem != "" {
+				failures = append(failures, failure{lever: l, object: shortNames[gvk] + " of " + service, msg: problem})
+			}
+			for _, obj := range found {
+				edits, err := editsFor(l, obj)
+				if err != nil {
+					failures = append(failures, failure{lever: l, object: objectName(obj), msg: err.Error()})
+					continue
+				}
+				key := objectKey(obj)
+				edits = slices.DeleteFunc(edits, func(e edit) bool { return taken[key+e.save] })
+				for _, e := range edits {
+					taken[key+e.save] = true
+				}
+				if len(edits) == 0 {
+					continue
+				}
+				index[key] = obj
+				byKey[key] = append(byKey[key], claim{lever: l, edits: edits})
+			}
+		}
+	}
+	return byKey, index, failures
+}
+
+func specificity(l lever.Lever) int {
+	if _, dep := lever.SplitTarget(l.Target); dep != "" {
+		return 1
+	}
+	return 0
+}
+
+// selectObjects finds a service's objects of one kind: by name when the mapping
+// names them (a missing one is a problem), else by the default labels. HPAs
+// that KEDA owns are left to their ScaledObject, which KEDA would restore.
+func (m Mapping) selectObjects(service string, gvk schema.GroupVersionKind, all []*unstructured.Unstructured, served bool) ([]*unstructured.Unstructured, string) {
+	names := m.namesFor(service, gvk)
+	if !served {
+		if len(names) > 0 {
+			return nil, fmt.Sprintf("the cluster serves no %s (%s): is its CRD installed?", gvk.Kind, gvk.GroupVersion())
+		}
+		return nil, ""
+	}
+	if len(names) > 0 {
+		var out []*unstructured.Unstructured
+		var missing []string
+		for _, n := range names {
+			i := slices.IndexFunc(all, func(o *unstructured.Unstructured) bool { return o.GetName() == n })
+			if i < 0 {
+				missing = append(missing, n)
+				continue
+			}
+			out = append(out, all[i])
+		}
+		if len(missing) > 0 {
+			return out, fmt.Sprintf("not found: %s/%s in %s", shortNames[gvk], strings.Join(missing, ", "+shortNames[gvk]+"/"), m.Namespace)
+		}
+		return out, ""
+	}
+	for _, key := range DefaultLabelKeys {
+		var out []*unstructured.Unstructured
+		for _, o := range all {
+			if o.GetLabels()[key] == service && !(gvk == HPAKind && ownedByKEDA(o)) {
+				out = append(out, o)
+			}
+		}
+		if len(out) > 0 {
+			return out, ""
+		}
+	}
+	return nil, ""
+}
+
+func (m Mapping) namesFor(service string, gvk schema.GroupVersionKind) []string {
+	o := m.Services[service]
+	switch gvk {
+	case HPAKind:
+		return o.HPA
+	case ScaledObjectKind:
+		return o.ScaledObject
+	default:
+		return o.VirtualService
+	}
+}
+
+func ownedByKEDA(o *unstructured.Unstructured) bool {
+	for _, ref := range o.GetOwnerReferences() {
+		if ref.Kind == ScaledObjectKind.Kind {
+			return true
+		}
+	}
+	return false
+}
+
+func objectKey(o *unstructured.Unstructured) string {
+	return o.GroupVersionKind().Kind + "/" + o.GetNamespace() + "/" + o.GetName()
+}

@@ -1,0 +1,150 @@
+package kubernetes
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// edit is what a lever does to one part of an object: the subtree at save
+// is saved whole (and restored whole), and each pointer of set, at or
+// under save, is given its value.
+type edit struct {
+	save string
+	set  map[string]any
+}
+
+// FieldChange is one field the actuator changed, as JSON ("null" absent).
+type FieldChange struct {
+	Path   string          `json:"path"`
+	Before json.RawMessage `json:"before"`
+	After  json.RawMessage `json:"after"`
+}
+
+// Conflict is a field the actuator set that another writer changed while the
+// lever held; the actuator leaves it as that writer left it.
+type Conflict struct {
+	Path string          `json:"path"`
+	Set  json.RawMessage `json:"set"`
+	Now  json.RawMessage `json:"now"`
+}
+
+// hold applies lever member (action actionID) to work through edits. The
+// first hold saves the values before; later holds keep them, so a
+// superseding action still restores what was there before stormctl. Fields
+// someone else changed since the actuator set them are reported and left.
+func hold(work map[string]any, saved map[string]*Saved, member, actionID string, edits []edit) ([]FieldChange, []Conflict, error) {
+	s := saved[member]
+	if s == nil {
+		s = &Saved{Before: map[string]json.RawMessage{}, Set: map[string]json.RawMessage{}}
+		saved[member] = s
+	}
+	s.ActionID = actionID
+	var changes []FieldChange
+	var conflicts []Conflict
+	for _, e := range edits {
+		takeOver(saved, member, e.save)
+		if _, had := s.Before[e.save]; !had {
+			s.Before[e.save] = rawAt(work, e.save)
+		}
+		for _, ptr := range slices.Sorted(maps.Keys(e.set)) {
+			want := mustJSON(e.set[ptr])
+			now := rawAt(work, ptr)
+			if prev, wrote := s.Set[ptr]; wrote && !sameJSON(now, prev) {
+				conflicts = append(conflicts, Conflict{Path: ptr, Set: prev, Now: now})
+				continue
+			}
+			s.Set[ptr] = want
+			if sameJSON(now, want) {
+				continue
+			}
+			if err := set(work, ptr, e.set[ptr]); err != nil {
+				return nil, nil, err
+			}
+			changes = append(changes, FieldChange{Path: ptr, Before: now, After: want})
+		}
+	}
+	return changes, conflicts, nil
+}
+
+// takeOver moves the subtree at save, with its original value, from any
+// other lever that saved it to member: each subtree is held by one lever, and
+// whoever holds it last restores the value from before stormctl. (An edge
+// lever taking a route from a service-wide one, say.)
+func takeOver(saved map[string]*Saved, member, save string) {
+	s := saved[member]
+	for _, other := range slices.Sorted(maps.Keys(saved)) {
+		o := saved[other]
+		before, ok := o.Before[save]
+		if other == member || !ok {
+			continue
+		}
+		if _, mine := s.Before[save]; !mine {
+			s.Before[save] = before
+		}
+		delete(o.Before, save)
+		for ptr, v := range o.Set {
+			if ptr == save || strings.HasPrefix(ptr, save+"/") {
+				if _, mine := s.Set[ptr]; !mine {
+					s.Set[ptr] = v
+				}
+				delete(o.Set, ptr)
+			}
+		}
+		if len(o.Before) == 0 {
+			delete(saved, other)
+		}
+	}
+}
+
+// restore puts back what lever member saved on work and forgets it. A saved
+// subtree in which another writer changed a field the actuator set is left
+// as it is (reported): restoring it would undo that writer's change.
+func restore(work map[string]any, saved map[string]*Saved, member string) ([]FieldChange, []Conflict, error) {
+	s := saved[member]
+	if s == nil {
+		return nil, nil, nil
+	}
+	var changes []FieldChange
+	var conflicts []Conflict
+	for _, save := range slices.Sorted(maps.Keys(s.Before)) {
+		var touched []Conflict
+		for _, ptr := range slices.Sorted(maps.Keys(s.Set)) {
+			if ptr != save && !strings.HasPrefix(ptr, save+"/") {
+				continue
+			}
+			if now := rawAt(work, ptr); !sameJSON(now, s.Set[ptr]) {
+				touched = append(touched, Conflict{Path: ptr, Set: s.Set[ptr], Now: now})
+			}
+		}
+		if len(touched) > 0 {
+			conflicts = append(conflicts, touched...)
+			continue
+		}
+		before, now := s.Before[save], rawAt(work, save)
+		if err := restoreAt(work, save, before); err != nil {
+			return nil, nil, err
+		}
+		if !sameJSON(before, now) {
+			changes = append(changes, FieldChange{Path: save, Before: now, After: before})
+		}
+	}
+	delete(saved, member)
+	return changes, conflicts, nil
+}
+
+// describeConflicts says which fields another writer changed, and who, from
+// the object's managedFields.
+func describeConflicts(obj map[string]any, cs []Conflict) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		who := "another writer"
+		if m := managerOf(obj, c.Path); m != "" {
+			who = "field manager " + m
+		}
+		parts[i] = fmt.Sprintf("%s is %s, set by %s (stormctl set %s)", c.Path, c.Now, who, c.Set)
+	}
+	return strings.Join(parts, "; ")
+}
