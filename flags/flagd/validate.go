@@ -1,0 +1,173 @@
+package flagd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	schema "github.com/open-feature/flagd-schemas/json"
+	"github.com/open-feature/flagd/core/pkg/evaluator"
+	"github.com/open-feature/flagd/core/pkg/logger"
+	"github.com/open-feature/flagd/core/pkg/store"
+	flagdsync "github.com/open-feature/flagd/core/pkg/sync"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/stormctl/stormctl/lever"
+)
+
+// source is the name of the one flag source in every store.
+const source = "stormctl"
+
+var (
+	schemaOnce sync.Once
+	flagsJSON  *jsonschema.Schema
+	schemaErr  error
+)
+
+// compiledSchema is flagd-schemas' flags.json with its targeting schema,
+// compiled once.
+func compiledSchema() (*jsonschema.Schema, error) {
+	schemaOnce.Do(func() {
+		c := jsonschema.NewCompiler()
+		for url, text := range map[string]string{
+			"https://flagd.dev/schema/v0/flags.json":     schema.FlagSchema,
+			"https://flagd.dev/schema/v0/targeting.json": schema.TargetingSchema,
+		} {
+			doc, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
+			if err == nil {
+				err = c.AddResource(url, doc)
+			}
+			if err != nil {
+				schemaErr = fmt.Errorf("flagd schema %s: %w", url, err)
+				return
+			}
+		}
+		flagsJSON, schemaErr = c.Compile(SchemaURL)
+	})
+	return flagsJSON, schemaErr
+}
+
+// newEvaluator returns flagd's own evaluator over a store of one source.
+func newEvaluator() (*evaluator.JSON, error) {
+	log := logger.NewLogger(nil, false)
+	s, err := store.NewStore(log, []string{source})
+	if err != nil {
+		return nil, err
+	}
+	return evaluator.NewJSON(log, s), nil
+}
+
+// Validator checks a configuration the way clients will read it, so that a
+// configuration they would reject (and silently ignore, keeping the old
+// one) is never sent.
+type Validator struct {
+	mu   sync.Mutex
+	eval *evaluator.JSON
+}
+
+// NewValidator compiles the schema and builds a scratch evaluator.
+func NewValidator() (*Validator, error) {
+	if _, err := compiledSchema(); err != nil {
+		return nil, err
+	}
+	ev, err := newEvaluator()
+	if err != nil {
+		return nil, err
+	}
+	return &Validator{eval: ev}, nil
+}
+
+// Validate checks raw against flags.json strictly (flagd itself only warns),
+// loads it into flagd's evaluator, and evaluates every flag for the context
+// of each lever in `in` and for an empty context, comparing each value with
+// what the native provider's most-specific match gives.
+func (v *Validator) Validate(raw []byte, in Input, sel Selector) error {
+	sch, err := compiledSchema()
+	if err != nil {
+		return err
+	}
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
+	if err != nil {
+		return fmt.Errorf("configuration is not JSON: %w", err)
+	}
+	if err := sch.Validate(doc); err != nil {
+		return fmt.Errorf("configuration does not conform to flags.json: %w", err)
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if err := v.eval.SetState(flagdsync.DataSync{FlagData: string(raw), Source: source}); err != nil {
+		return fmt.Errorf("flagd's evaluator rejects the configuration: %w", err)
+	}
+	byKind, _ := rules(in.Levers, sel)
+	var errs []error
+	check := func(service, dependency string) {
+		for _, f := range lever.Table {
+			if err := v.checkFlag(f, byKind[f.Kind], in, service, dependency); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	check("", "")
+	for _, rs := range byKind {
+		for _, r := range rs {
+			check(r.scope.Service, r.scope.Dependency)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkFlag evaluates one flag for one context and compares the result with
+// lever.Match over the same rules.
+func (v *Validator) checkFlag(f lever.Flag, rs []rule, in Input, service, dependency string) error {
+	ctx := map[string]any{}
+	if service != "" {
+		ctx["service"] = service
+	}
+	if dependency != "" {
+		ctx["dependency"] = dependency
+	}
+	want, wantOK := expected(f, rs, in, service, dependency)
+	got := v.eval.ResolveAsAnyValue(context.Background(), "validate", f.Key, ctx)
+	if got.Error != nil {
+		return fmt.Errorf("flag %s for service=%q dependency=%q: flagd's evaluator says %v", f.Key, service, dependency, got.Error)
+	}
+	if !wantOK {
+		if got.Value != nil {
+			return fmt.Errorf("flag %s for service=%q dependency=%q: got %v, want the caller's default", f.Key, service, dependency, got.Value)
+		}
+		return nil
+	}
+	if n, ok := got.Value.(float64); ok && f.Type == lever.Int {
+		got.Value = int64(n)
+	}
+	if got.Value != want {
+		return fmt.Errorf("flag %s for service=%q dependency=%q: flagd's evaluator gives %v (%T), the lever says %v", f.Key, service, dependency, got.Value, got.Value, want)
+	}
+	return nil
+}
+
+// expected is the value the native provider serves: the fail-safe while
+// stale, else the most specific lever, else the flag's absent value.
+func expected(f lever.Flag, rs []rule, in Input, service, dependency string) (any, bool) {
+	if fs, ok := in.FailSafe[f.Key]; ok && in.Stale {
+		if v, ok := f.Coerce(fs); ok {
+			return v.Get(f.Type), true
+		}
+	}
+	r, ok := lever.Match(f.Kind, service, dependency, func(sc lever.Scope) (rule, bool) {
+		for _, r := range rs {
+			if r.scope == sc {
+				return r, true
+			}
+		}
+		return rule{}, false
+	})
+	if ok {
+		v, err := f.Value(r.src.Value)
+		return v, err == nil
+	}
+	av, ok := f.AbsentValue()
+	return av.Get(f.Type), ok
+}
