@@ -174,10 +174,19 @@ func TestValidateRefusesWhatClientsWouldReject(t *testing.T) {
 	in := Input{Levers: storm()}
 	good := Render(in, Selector{})
 	bad := map[string]func(c *Config){
-		"unknown default variant": func(c *Config) { s := "nope"; f := c.Flags[lever.ShedPercent]; f.DefaultVariant = &s; c.Flags[lever.ShedPercent] = f },
-		"wrong variant type":      func(c *Config) { c.Flags[lever.RetriesEnabled].Variants["off"] = "false" },
-		"no variants":             func(c *Config) { f := c.Flags[lever.AutoscalingFrozen]; f.Variants = map[string]any{}; c.Flags[lever.AutoscalingFrozen] = f },
-		"a rule that lies":        func(c *Config) { c.Flags[lever.RetriesEnabled].Variants["off"] = true },
+		"unknown default variant": func(c *Config) {
+			s := "nope"
+			f := c.Flags[lever.ShedPercent]
+			f.DefaultVariant = &s
+			c.Flags[lever.ShedPercent] = f
+		},
+		"wrong variant type": func(c *Config) { c.Flags[lever.RetriesEnabled].Variants["off"] = "false" },
+		"no variants": func(c *Config) {
+			f := c.Flags[lever.AutoscalingFrozen]
+			f.Variants = map[string]any{}
+			c.Flags[lever.AutoscalingFrozen] = f
+		},
+		"a rule that lies": func(c *Config) { c.Flags[lever.RetriesEnabled].Variants["off"] = true },
 	}
 	for name, mutate := range bad {
 		var c Config
