@@ -135,6 +135,7 @@ breakers forced open, autoscaling frozen, degraded mode, load shed.`,
 	root.AddCommand(newPlaybookCmd(f))
 	root.AddCommand(newDashCmd(f))
 	root.AddCommand(newDemoCmd(f))
+	root.AddCommand(newFlagdCmd(f), newFlagsCmd(f))
 	// No arguments on a terminal opens the dashboard; anywhere else, help.
 	root.RunE = func(cmd *cobra.Command, _ []string) error {
 		if f.IO.IsStdinTTY() && f.IO.IsStdoutTTY() {

@@ -14,7 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/open-feature/go-sdk/openfeature"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/stormctl/stormctl/flags"
@@ -62,7 +61,6 @@ type Server struct {
 	eval      *evalState
 	metrics   *metrics
 	stale     atomic.Bool
-	synced    atomic.Bool
 
 	listeners map[string]net.Listener
 	servers   []*http.Server
@@ -194,39 +192,16 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// follow keeps the snapshot current: on every provider event (a change, an
-// expiry, Redis lost or back) and on a short safety interval.
+// follow keeps the snapshot current (Follow).
 func (s *Server) follow(ctx context.Context) {
 	defer s.wg.Done()
-	go func() {
-		if err := s.provider.InitWithContext(ctx, openfeature.EvaluationContext{}); err != nil && ctx.Err() == nil {
-			s.opts.Log.Warn("flagd serve: no first snapshot yet; still trying", "err", err)
-		}
-		s.refresh()
-	}()
-	tick := time.NewTicker(safetyRefresh)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.provider.EventChannel():
-		case <-tick.C:
-		}
-		s.refresh()
-	}
+	Follow(ctx, s.provider, s.opts.FailSafe, safetyRefresh, s.refresh)
 }
 
-// refresh publishes the provider's state if it changed.
-func (s *Server) refresh() {
-	st := s.provider.State()
-	s.stale.Store(st.Stale)
-	s.metrics.redisUp(!st.Stale)
-	if !st.Synced {
-		return
-	}
-	s.synced.Store(true)
-	in := Input{Levers: st.Levers, Stale: st.Stale, FailSafe: s.opts.FailSafe}
+// refresh publishes the lever state if it changed.
+func (s *Server) refresh(in Input) {
+	s.stale.Store(in.Stale)
+	s.metrics.redisUp(!in.Stale)
 	snap, err := s.hub.Publish(in, s.validator, time.Now(), func(snap *Snapshot) error {
 		raw, err := snap.Config(Selector{})
 		if err != nil {
