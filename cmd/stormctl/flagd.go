@@ -140,8 +140,9 @@ type flagsExportOptions struct {
 	timeout               time.Duration
 }
 
-// flagsExportWritten, when set (by tests), is called after each write.
-var flagsExportWritten func(version string)
+// flagsExportWritten, when set (by tests), is called after each write with
+// a function that stops a --watch as SIGTERM would.
+var flagsExportWritten func(version string, stop context.CancelFunc)
 
 func newFlagsExportCmd(f *Factory) *cobra.Command {
 	o := &flagsExportOptions{}
@@ -221,7 +222,7 @@ func runFlagsExport(ctx context.Context, f *Factory, o *flagsExportOptions) erro
 					fmt.Fprintf(f.IO.ErrOut, "flags export: wrote %s (version %s, %d levers)\n", o.out, ver, len(in.Levers))
 				}
 				if flagsExportWritten != nil {
-					flagsExportWritten(ver)
+					flagsExportWritten(ver, stop)
 				}
 			}
 		}

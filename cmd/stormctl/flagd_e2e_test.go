@@ -133,7 +133,9 @@ func TestFlagdServeMovesGoFlagdProviders(t *testing.T) {
 	ec := func(svc, dep string) openfeature.EvaluationContext {
 		return openfeature.NewTargetlessEvaluationContext(map[string]any{"service": svc, "dependency": dep})
 	}
-	retries := func(c openfeature.IClient, svc, dep string) bool { return c.Boolean(bg, lever.RetriesEnabled, true, ec(svc, dep)) }
+	retries := func(c openfeature.IClient, svc, dep string) bool {
+		return c.Boolean(bg, lever.RetriesEnabled, true, ec(svc, dep))
+	}
 	wait := func(what string, cond func(openfeature.IClient) bool) {
 		t.Helper()
 		for mode, c := range clients {
