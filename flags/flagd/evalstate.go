@@ -60,9 +60,6 @@ func (e *evalState) resolveAny(ctx context.Context, key string, evalCtx *structp
 	if r.Error != nil {
 		return resolution{}, errFormat(r.Error)
 	}
-	if n, ok := r.Value.(float64); ok && n == float64(int64(n)) {
-		r.Value = int64(n)
-	}
 	return resolution{value: r.Value, variant: r.Variant, reason: r.Reason, metadata: meta,
 		fallback: r.Reason == model.FallbackReason}, nil
 }
@@ -87,7 +84,15 @@ func typed[T any](r resolution) (T, error) {
 	if r.fallback {
 		return zero, nil
 	}
-	v, ok := r.value.(T)
+	x := r.value
+	if n, isNum := x.(float64); isNum {
+		// flagd's numbers are JSON numbers: an int flag resolves as a float
+		// too, as flagd's own ResolveFloat does.
+		if _, wantInt := any(zero).(int64); wantInt {
+			x = int64(n)
+		}
+	}
+	v, ok := x.(T)
 	if !ok {
 		return zero, connect.NewError(connect.CodeInvalidArgument, errors.New(model.GetErrorMessage(model.TypeMismatchErrorCode)))
 	}

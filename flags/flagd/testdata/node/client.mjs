@@ -1,0 +1,30 @@
+// A Node service on the published OpenFeature SDK and providers, driven by
+// stormctl's tests: one JSON query per stdin line, one JSON answer per line.
+//   node client.mjs in-process|rpc|ofrep HOST PORT
+import readline from 'node:readline';
+import { OpenFeature, ProviderEvents } from '@openfeature/server-sdk';
+import { FlagdProvider } from '@openfeature/flagd-provider';
+import { OFREPProvider } from '@openfeature/ofrep-provider';
+
+const [mode, host, port] = process.argv.slice(2);
+const provider = mode === 'ofrep'
+  ? new OFREPProvider({ baseUrl: `http://${host}:${port}` })
+  // streamDeadlineMs 0: flagd-provider 0.16.1 otherwise ends its stream every 600 s.
+  : new FlagdProvider({ resolverType: mode, host, port: Number(port), cache: 'disabled', streamDeadlineMs: 0 });
+
+let changes = 0;
+OpenFeature.addHandler(ProviderEvents.ConfigurationChanged, () => { changes++; });
+await OpenFeature.setProviderAndWait(provider);
+const client = OpenFeature.getClient();
+console.log(JSON.stringify({ ready: true }));
+
+const rl = readline.createInterface({ input: process.stdin });
+rl.on('line', async (line) => {
+  const q = JSON.parse(line);
+  let d;
+  if (q.type === 'bool') d = await client.getBooleanDetails(q.key, q.default, q.context);
+  else if (q.type === 'number') d = await client.getNumberDetails(q.key, q.default, q.context);
+  else d = await client.getStringDetails(q.key, q.default, q.context);
+  console.log(JSON.stringify({ id: q.id, value: d.value, variant: d.variant ?? '', reason: d.reason ?? '', error: d.errorCode ?? '', changes }));
+});
+rl.on('close', async () => { await OpenFeature.close(); process.exit(0); });
