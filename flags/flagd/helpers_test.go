@@ -77,10 +77,19 @@ type env struct {
 
 func startEnv(t testing.TB, opts flagd.Options) *env {
 	t.Helper()
-	rs := testenv.StartRedis(t, testenv.RedisOptions{})
-	e := &env{redis: rs}
-	e.w = writer{c: redis.NewClient(&redis.Options{Addr: rs.Addr}), keys: lever.NewKeys("")}
-	t.Cleanup(func() { _ = e.w.c.Close() })
+	return startEnvOn(t, testenv.StartRedis(t, testenv.RedisOptions{}), opts)
+}
+
+func newWriter(t testing.TB, rs *testenv.Redis) writer {
+	w := writer{c: redis.NewClient(&redis.Options{Addr: rs.Addr}), keys: lever.NewKeys("")}
+	t.Cleanup(func() { _ = w.c.Close() })
+	return w
+}
+
+// startEnvOn starts a flagd server reading rs (which may be down).
+func startEnvOn(t testing.TB, rs *testenv.Redis, opts flagd.Options) *env {
+	t.Helper()
+	e := &env{redis: rs, w: newWriter(t, rs)}
 	e.client = redis.NewClient(&redis.Options{Addr: rs.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	t.Cleanup(func() { _ = e.client.Close() })
 	opts.Redis = e.client
