@@ -37,22 +37,27 @@ type Role string
 // writes only its acknowledgements (the instances set and ack hashes) and
 // the fleet-wide retry budgets and probe counters, using Redis 7 per-key
 // write selectors. It can never write a lever or the journal.
+//
+// Flagd is for `stormctl flagd serve`: it reads levers and the change feed
+// and writes nothing but its acknowledgements (the instances set and ack
+// hashes, for "seen by"): no lever, no journal, no budget, no script.
 const (
 	Viewer    Role = "viewer"
+	Flagd     Role = "flagd"
 	Service   Role = "service"
 	Responder Role = "responder"
 	Commander Role = "commander"
 )
 
 // Roles lists the roles in increasing order of rights.
-var Roles = []Role{Viewer, Service, Responder, Commander}
+var Roles = []Role{Viewer, Flagd, Service, Responder, Commander}
 
 // ParseRole validates a role name.
 func ParseRole(s string) (Role, error) {
 	if r := Role(s); slices.Contains(Roles, r) {
 		return r, nil
 	}
-	return "", fmt.Errorf("unknown role %q (want viewer, service, responder or commander)", s)
+	return "", fmt.Errorf("unknown role %q (want viewer, flagd, service, responder or commander)", s)
 }
 
 // connectionRules let a go-redis client connect and say who it is, and
@@ -66,8 +71,11 @@ var connectionRules = []string{"+hello", "+auth", "+ping", "+client|setname", "+
 func ACLRules(role Role, k Keys) []string {
 	p := k.Prefix()
 	keys := []string{"~" + p + "*"}
-	if role == Service {
+	switch role {
+	case Service:
 		keys = []string{"%R~" + p + "*", "%W~" + k.Instances(), "%W~" + p + "ack:*", "%W~" + p + "budget:*", "%W~" + p + "probes:*"}
+	case Flagd:
+		keys = []string{"%R~" + p + "*", "%W~" + k.Instances(), "%W~" + p + "ack:*"}
 	}
 	rules := append([]string{"reset", "on"}, keys...)
 	rules = append(rules, "&"+p+"*", "-@all", "+@read", "-@dangerous")
@@ -76,6 +84,8 @@ func ACLRules(role Role, k Keys) []string {
 	switch role {
 	case Viewer:
 		return rules
+	case Flagd:
+		return append(rules, "+multi", "+exec", "+zadd", "+zrem", "+zremrangebyscore", "+del", "+hset", "+pexpire")
 	case Service:
 		return append(rules, "+multi", "+exec", "+zadd", "+zrem", "+zremrangebyscore", "+del", "+hset", "+pexpire",
 			"+incr", "+evalsha", "+eval", "+script|load", "+script|exists")

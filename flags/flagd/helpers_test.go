@@ -92,7 +92,9 @@ func startEnvOn(t testing.TB, rs *testenv.Redis, opts flagd.Options) *env {
 	e := &env{redis: rs, w: newWriter(t, rs)}
 	e.client = redis.NewClient(&redis.Options{Addr: rs.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	t.Cleanup(func() { _ = e.client.Close() })
-	opts.Redis = e.client
+	if opts.Redis == nil {
+		opts.Redis = e.client
+	}
 	for _, a := range []*string{&opts.SyncAddr, &opts.EvalAddr, &opts.OFREPAddr, &opts.ManagementAddr} {
 		if *a == "" {
 			*a = "127.0.0.1:0"
