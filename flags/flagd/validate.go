@@ -80,9 +80,9 @@ func NewValidator() (*Validator, error) {
 }
 
 // Validate checks raw against flags.json strictly (flagd itself only warns),
-// loads it into flagd's evaluator, and evaluates every flag for the context
-// of each lever in `in` and for an empty context, comparing each value with
-// what the native provider's most-specific match gives.
+// loads it into flagd's evaluator, and evaluates every flag for an empty
+// context and each lever's flags for that lever's context, comparing each
+// value with what the native provider's most-specific match gives.
 func (v *Validator) Validate(raw []byte, in Input, sel Selector) error {
 	sch, err := compiledSchema()
 	if err != nil {
@@ -102,17 +102,22 @@ func (v *Validator) Validate(raw []byte, in Input, sel Selector) error {
 	}
 	byKind, _ := rules(in.Levers, sel)
 	var errs []error
-	check := func(service, dependency string) {
+	check := func(kind lever.Kind, service, dependency string) {
 		for _, f := range lever.Table {
+			if kind != "" && f.Kind != kind {
+				continue
+			}
 			if err := v.checkFlag(f, byKind[f.Kind], in, service, dependency); err != nil {
 				errs = append(errs, err)
 			}
 		}
 	}
-	check("", "")
-	for _, rs := range byKind {
+	check("", "", "")
+	// Each rule is checked for its own context and the flags of its kind:
+	// the rules of other kinds were checked for theirs.
+	for kind, rs := range byKind {
 		for _, r := range rs {
-			check(r.scope.Service, r.scope.Dependency)
+			check(kind, r.scope.Service, r.scope.Dependency)
 		}
 	}
 	return errors.Join(errs...)
