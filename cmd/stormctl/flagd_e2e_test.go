@@ -156,6 +156,26 @@ func TestFlagdServeMovesGoFlagdProviders(t *testing.T) {
 			t.Errorf("%s: retries off reached search or checkout->ledger", mode)
 		}
 	}
+	// Seen by: the server's own reader and both flagd clients acknowledge.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var st struct {
+			Instances int `json:"instances"`
+			Levers    []struct {
+				SeenBy int `json:"seen_by"`
+			} `json:"levers"`
+		}
+		if err := json.Unmarshal(stormctl(t, "status", "-o", "json"), &st); err != nil {
+			t.Fatal(err)
+		}
+		if len(st.Levers) == 1 && st.Instances == 3 && st.Levers[0].SeenBy == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status never said seen by 3/3 (the server and its two clients): %+v", st)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	stormctl(t, "action", "release", id, "--reason", "gateway recovered")
 	wait("retries back after release", func(c openfeature.IClient) bool { return retries(c, "checkout", "payments") })
 

@@ -38,7 +38,7 @@ func Follow(ctx context.Context, p *flags.Provider, failSafe map[string]any, eve
 		case <-tick.C:
 		}
 		if st := p.State(); st.Synced {
-			fn(Input{Levers: st.Levers, Stale: st.Stale, FailSafe: failSafe})
+			fn(Input{Levers: st.Levers, Stale: st.Stale, FailSafe: failSafe, Versions: st.Versions})
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/stormctl/stormctl/lever"
@@ -77,7 +78,8 @@ func NewHub(limit int) *Hub {
 type Sub struct {
 	wake     chan struct{}
 	Protocol string
-	Peer     string
+	Peer     string // the client's provider id, else its address
+	sent     atomic.Pointer[Snapshot]
 }
 
 // Wake is signalled whenever a newer snapshot is published.
@@ -109,6 +111,17 @@ func (h *Hub) Streams() map[string]int {
 	out := map[string]int{}
 	for s := range h.subs {
 		out[s.Protocol]++
+	}
+	return out
+}
+
+// Subs lists the open streams.
+func (h *Hub) Subs() []*Sub {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]*Sub, 0, len(h.subs))
+	for s := range h.subs {
+		out = append(out, s)
 	}
 	return out
 }

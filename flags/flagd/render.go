@@ -54,6 +54,10 @@ type Input struct {
 	Stale bool
 	// FailSafe maps flag keys to the value served while Stale.
 	FailSafe map[string]any
+	// Versions is the version applied per lever member, releases included:
+	// what a client sent this state acknowledges. It does not change the
+	// rendering.
+	Versions map[string]int64
 }
 
 // rule is one lever as a rendered flag needs it.

@@ -61,6 +61,7 @@ type Server struct {
 	eval      *evalState
 	metrics   *metrics
 	stale     atomic.Bool
+	acksDue   chan struct{}
 
 	listeners map[string]net.Listener
 	servers   []*http.Server
@@ -97,7 +98,7 @@ func Start(opts Options) (*Server, error) {
 		popts = append(popts, flags.FailSafe(k, x))
 	}
 	s := &Server{opts: opts, hub: NewHub(opts.MaxStreams), validator: v, eval: ev,
-		provider: flags.NewProvider(opts.Redis, popts...), listeners: map[string]net.Listener{}}
+		provider: flags.NewProvider(opts.Redis, popts...), listeners: map[string]net.Listener{}, acksDue: make(chan struct{}, 1)}
 	s.metrics = newMetrics(s)
 	tlsCfg, err := s.tlsConfig()
 	if err != nil {
@@ -143,8 +144,9 @@ func Start(opts Options) (*Server, error) {
 			}
 		}()
 	}
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go s.follow(ctx)
+	go s.acknowledge(ctx)
 	return s, nil
 }
 

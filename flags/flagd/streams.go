@@ -31,6 +31,7 @@ func (s *Server) eventStream(ctx context.Context, protocol, peer string, send fu
 		return connect.NewError(connect.CodeResourceExhausted, err)
 	}
 	defer done()
+	defer s.withdraw(sub)
 	s.metrics.streamOpened(protocol)
 	defer s.metrics.streamClosed(protocol)
 	last, err := s.hub.WaitFirst(ctx)
@@ -40,6 +41,7 @@ func (s *Server) eventStream(ctx context.Context, protocol, peer string, send fu
 	if err := send(eventReady, nil); err != nil {
 		return err
 	}
+	s.sent(sub, last)
 	keepAlive := time.NewTicker(keepAliveEvery)
 	defer keepAlive.Stop()
 	for {
@@ -58,6 +60,7 @@ func (s *Server) eventStream(ctx context.Context, protocol, peer string, send fu
 			changed := cur.ChangedSince(last)
 			last = cur
 			if len(changed) == 0 {
+				s.sent(sub, cur) // it evaluates here: nothing to tell it
 				continue
 			}
 			flags := map[string]any{}
@@ -68,6 +71,7 @@ func (s *Server) eventStream(ctx context.Context, protocol, peer string, send fu
 			if err := send(eventChange, data); err != nil {
 				return err
 			}
+			s.sent(sub, cur)
 			s.metrics.pushed(protocol, cur)
 		}
 	}
@@ -110,6 +114,7 @@ func (y *syncService) SyncFlags(ctx context.Context, req *connect.Request[syncv1
 		return connect.NewError(connect.CodeResourceExhausted, err)
 	}
 	defer done()
+	defer s.withdraw(sub)
 	s.metrics.streamOpened("sync")
 	defer s.metrics.streamClosed("sync")
 	cur, err := s.hub.WaitFirst(ctx)
@@ -125,6 +130,7 @@ func (y *syncService) SyncFlags(ctx context.Context, req *connect.Request[syncv1
 				return err
 			}
 			sent = string(raw)
+			s.sent(sub, cur)
 			s.metrics.pushed("sync", cur)
 		}
 		select {
