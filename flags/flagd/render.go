@@ -8,6 +8,7 @@
 package flagd
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -111,13 +112,15 @@ func Render(in Input, sel Selector) *Config {
 }
 
 // Marshal is the configuration as JSON, keys sorted, so equal
-// configurations are equal bytes.
+// configurations are equal bytes; "->" stays readable (no HTML escaping).
 func (c *Config) Marshal() []byte {
-	b, err := json.Marshal(c)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(c); err != nil {
 		panic("flagd: a rendered configuration does not marshal: " + err.Error()) // only maps, strings, numbers, bools
 	}
-	return b
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
 // rules parses the levers into rules per kind, most specific first, and
