@@ -53,6 +53,7 @@ func (e *evalState) resolveAny(ctx context.Context, key string, evalCtx *structp
 		return resolution{}, errNotReady
 	}
 	if v1 {
+		//lint:ignore SA1029 flagd's evaluator reads this exact string key
 		ctx = context.WithValue(ctx, evaluator.ProtoVersionKey, "v1")
 	}
 	r := e.eval.ResolveAsAnyValue(ctx, "", key, evalCtx.AsMap())

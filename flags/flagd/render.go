@@ -66,7 +66,6 @@ type rule struct {
 	scope   lever.Scope
 	target  string
 	variant string
-	value   any
 	src     *lever.Lever
 }
 

@@ -105,6 +105,7 @@ func selectorOf(h http.Header, field string) (Selector, error) {
 // last one sent is not sent again.
 func (y *syncService) SyncFlags(ctx context.Context, req *connect.Request[syncv1.SyncFlagsRequest], st *connect.ServerStream[syncv1.SyncFlagsResponse]) error {
 	s := y.s
+	//lint:ignore SA1019 older providers still send the selector in the request
 	sel, err := selectorOf(req.Header(), req.Msg.GetSelector())
 	if err != nil {
 		return err
@@ -145,6 +146,7 @@ func (y *syncService) SyncFlags(ctx context.Context, req *connect.Request[syncv1
 // FetchAllFlags returns the configuration for the client's selector once
 // the first snapshot is loaded.
 func (y *syncService) FetchAllFlags(ctx context.Context, req *connect.Request[syncv1.FetchAllFlagsRequest]) (*connect.Response[syncv1.FetchAllFlagsResponse], error) {
+	//lint:ignore SA1019 older providers still send the selector in the request
 	sel, err := selectorOf(req.Header(), req.Msg.GetSelector())
 	if err != nil {
 		return nil, err
@@ -162,12 +164,15 @@ func (y *syncService) FetchAllFlags(ctx context.Context, req *connect.Request[sy
 
 // GetMetadata returns the flag set's metadata (deprecated in flagd, still
 // called by older providers).
+//
+//lint:ignore SA1019 served for the older providers that still call it
 func (y *syncService) GetMetadata(ctx context.Context, _ *connect.Request[syncv1.GetMetadataRequest]) (*connect.Response[syncv1.GetMetadataResponse], error) {
 	m := map[string]any{"flagSetId": FlagSetID}
 	if cur := y.s.hub.Current(); cur != nil {
 		m["version"] = cur.Version
 	}
 	md, _ := structpb.NewStruct(m)
+	//lint:ignore SA1019 served for the older providers that still call it
 	return connect.NewResponse(&syncv1.GetMetadataResponse{Metadata: md}), nil
 }
 
