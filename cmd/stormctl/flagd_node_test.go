@@ -175,3 +175,28 @@ func TestFlagdServeMovesNodeServices(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeClientStartedBeforeTheServer: @openfeature/flagd-provider 0.16.1
+// whose first connect fails (stormctl flagd serve not up yet) keeps
+// retrying; once the server is up its values follow the levers. Whether it
+// then emits change events is logged, not asserted: the issue reports that
+// it does not, and services must not depend on those events.
+func TestNodeClientStartedBeforeTheServer(t *testing.T) {
+	app := testenv.NodeApp(t, filepath.Join("..", "..", "flags", "flagd", "testdata", "node"))
+	addr := "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
+	c := startNode(t, app, "in-process", addr)
+	startFlagdServe(t, "--sync-addr", addr)
+	stormctl(t, "retries", "off", "checkout->payments", "--ttl", "10m", "--reason", "amplification 4x", "--yes")
+	deadline := time.Now().Add(30 * time.Second)
+	var a nodeAnswer
+	for {
+		if a = c.ask(t, "bool", lever.RetriesEnabled, true, "checkout", "payments"); a.Value == false {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a Node client started before the server never saw retries off: %+v\n%s", a, c.stder)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("Node in-process client after a failed first connect: value follows the lever; %d change events seen", a.Changes)
+}

@@ -14,9 +14,17 @@ const provider = mode === 'ofrep'
 
 let changes = 0;
 OpenFeature.addHandler(ProviderEvents.ConfigurationChanged, () => { changes++; });
-await OpenFeature.setProviderAndWait(provider);
+let ready = true;
+try {
+  await OpenFeature.setProviderAndWait(provider);
+} catch (e) {
+  // A failed first connect (the server not up yet): the provider keeps
+  // retrying in the background, so go on and let the test see what it does.
+  ready = false;
+  console.error(`first connect failed: ${e?.message ?? e}`);
+}
 const client = OpenFeature.getClient();
-console.log(JSON.stringify({ ready: true }));
+console.log(JSON.stringify({ ready }));
 
 const rl = readline.createInterface({ input: process.stdin });
 rl.on('line', async (line) => {
