@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"sync/atomic"
@@ -89,6 +91,7 @@ func runFlagdServe(ctx context.Context, f *Factory, o *flagdServeOptions) error 
 	}
 	defer client.Close()
 	o.opts.Redis, o.opts.Namespace = client, ns
+	o.opts.Log = slog.New(slog.NewTextHandler(f.IO.ErrOut, nil))
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -191,7 +194,9 @@ func runFlagsExport(ctx context.Context, f *Factory, o *flagsExportOptions) erro
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	p := flags.NewProvider(client, flags.Namespace(ns), flags.ErrorAfter(o.timeout))
+	// The final error says what went wrong; the provider's retries stay quiet.
+	p := flags.NewProvider(client, flags.Namespace(ns), flags.ErrorAfter(o.timeout),
+		flags.Logger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	defer func() { _ = p.ShutdownWithContext(context.Background()) }()
 	var got, timedOut atomic.Bool
 	if !o.watch {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/open-feature/go-sdk/openfeature/isolated"
 
 	"github.com/stormctl/stormctl/internal/iostreams"
+	"github.com/stormctl/stormctl/internal/testenv"
 	"github.com/stormctl/stormctl/lever"
 )
 
@@ -82,5 +85,22 @@ func TestFlagsExportIsAFlagdFile(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Error("flags export --watch did not stop")
+	}
+}
+
+// TestFlagsExportRedisUnreachable names the address and says nothing was
+// written, rather than writing an empty configuration.
+func TestFlagsExportRedisUnreachable(t *testing.T) {
+	dead := "redis://127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
+	t.Setenv("STORMCTL_CONFIG", filepath.Join(t.TempDir(), "none.yaml"))
+	t.Setenv("STORMCTL_REDIS_URL", dead)
+	out := filepath.Join(t.TempDir(), "f.json")
+	io, _, _, errOut := iostreams.Test()
+	code := Main([]string{"flags", "export", "--out", out, "--timeout", "500ms"}, io)
+	if code == 0 || !strings.Contains(errOut.String(), strings.TrimPrefix(dead, "redis://")) || !strings.Contains(errOut.String(), "nothing written") {
+		t.Errorf("exit %d, stderr %q: want a failure naming %s and saying nothing was written", code, errOut, dead)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a file was written without a read of Redis")
 	}
 }
