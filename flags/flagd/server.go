@@ -123,7 +123,7 @@ func Start(opts Options) (*Server, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	for name, ln := range s.listeners {
-		srv := &http.Server{Handler: handlers[name], ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsCfg,
+		srv := &http.Server{Handler: handlers[name], ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsCfg.Clone(),
 			BaseContext: func(net.Listener) context.Context { return ctx }}
 		srv.Protocols = new(http.Protocols)
 		srv.Protocols.SetHTTP1(true)
