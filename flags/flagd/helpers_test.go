@@ -25,29 +25,17 @@ type writer struct {
 
 func (w writer) set(t testing.TB, kind lever.Kind, target, value string, ttl time.Duration) {
 	t.Helper()
-	ctx := context.Background()
-	m := lever.Member(kind, target)
-	v, err := w.c.HIncrBy(ctx, w.keys.Versions(), m, 1).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
 	now := time.Now().Truncate(time.Millisecond)
-	l := lever.Lever{Kind: kind, Target: target, Value: value, ActionID: "act-" + m, Actor: "alice",
-		Reason: "test", Incident: "INC-1", CreatedAt: now, ExpiresAt: now.Add(ttl), Version: v}
-	raw, _ := json.Marshal(l)
-	msg, _ := json.Marshal(lever.Change{Op: lever.OpSet, Kind: kind, Target: target, Version: v, Lever: &l})
-	_, err = w.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.SetArgs(ctx, w.keys.Lever(kind, target), raw, redis.SetArgs{ExpireAt: l.ExpiresAt})
-		p.ZAdd(ctx, w.keys.Index(), redis.Z{Score: float64(l.ExpiresAt.UnixMilli()), Member: m})
-		p.Publish(ctx, w.keys.Changes(), msg)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := lever.Lever{Kind: kind, Target: target, Value: value, ActionID: "act-" + lever.Member(kind, target), Actor: "alice",
+		Reason: "test", Incident: "INC-1", CreatedAt: now, ExpiresAt: now.Add(ttl)}
+	w.write(t, kind, target, &l)
 }
 
-func (w writer) release(t testing.TB, kind lever.Kind, target string) {
+func (w writer) release(t testing.TB, kind lever.Kind, target string) { w.write(t, kind, target, nil) }
+
+// write bumps the member's version and sets l (nil: deletes the lever),
+// indexes it and publishes the change, in one transaction.
+func (w writer) write(t testing.TB, kind lever.Kind, target string, l *lever.Lever) {
 	t.Helper()
 	ctx := context.Background()
 	m := lever.Member(kind, target)
@@ -55,10 +43,21 @@ func (w writer) release(t testing.TB, kind lever.Kind, target string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	msg, _ := json.Marshal(lever.Change{Op: lever.OpDel, Kind: kind, Target: target, Version: v})
+	change := lever.Change{Op: lever.OpDel, Kind: kind, Target: target, Version: v}
+	if l != nil {
+		l.Version = v
+		change.Op, change.Lever = lever.OpSet, l
+	}
+	msg, _ := json.Marshal(change)
 	_, err = w.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, w.keys.Lever(kind, target))
-		p.ZRem(ctx, w.keys.Index(), m)
+		if l == nil {
+			p.Del(ctx, w.keys.Lever(kind, target))
+			p.ZRem(ctx, w.keys.Index(), m)
+		} else {
+			raw, _ := json.Marshal(l)
+			p.SetArgs(ctx, w.keys.Lever(kind, target), raw, redis.SetArgs{ExpireAt: l.ExpiresAt})
+			p.ZAdd(ctx, w.keys.Index(), redis.Z{Score: float64(l.ExpiresAt.UnixMilli()), Member: m})
+		}
 		p.Publish(ctx, w.keys.Changes(), msg)
 		return nil
 	})

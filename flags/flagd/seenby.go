@@ -44,9 +44,10 @@ func (s *Server) acknowledge(ctx context.Context) {
 			return
 		case <-tick.C:
 		case <-s.acksDue:
-			// Let the other streams of the same push send first.
-			if !sleepCtx(ctx, 50*time.Millisecond) {
+			select { // let the other streams of the same push send first
+			case <-ctx.Done():
 				return
+			case <-time.After(50 * time.Millisecond):
 			}
 		}
 		if s.stale.Load() {
@@ -85,15 +86,4 @@ func (s *Server) withdraw(sub *Sub) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	_ = flags.Withdraw(ctx, s.opts.Redis, lever.NewKeys(s.opts.Namespace), s.clientInstance(sub))
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
