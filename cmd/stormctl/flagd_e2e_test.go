@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,15 +24,24 @@ import (
 // flagdEnv is a real Prometheus (the evidence), a real redis-server and
 // `stormctl flagd serve` run through Main on loopback ports.
 type flagdEnv struct {
-	srv *flagd.Server
+	srv       *flagd.Server
+	redisAddr string
 }
 
-func startFlagdServe(t *testing.T, extra ...string) *flagdEnv {
+func startFlagdServe(t testing.TB, extra ...string) *flagdEnv {
+	t.Helper()
+	return startFlagdServeWith(t, "redis: {namespace: fd}", extra...)
+}
+
+// startFlagdServeWith runs flagd serve with the config context ctxYAML
+// (indented under the context name).
+func startFlagdServeWith(t testing.TB, ctxYAML string, extra ...string) *flagdEnv {
 	t.Helper()
 	prom := testenv.StartPrometheus(t, testenv.PromOptions{OpenMetrics: stormFixture(fixtureEnd())})
 	rs := testenv.StartRedis(t, testenv.RedisOptions{})
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(cfg, []byte("contexts:\n  t:\n    redis: {namespace: fd}\ncurrent-context: t\n"), 0o600); err != nil {
+	body := "contexts:\n  t:\n    " + strings.ReplaceAll(ctxYAML, "\n", "\n    ") + "\ncurrent-context: t\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("STORMCTL_CONFIG", cfg)
@@ -49,7 +59,7 @@ func startFlagdServe(t *testing.T, extra ...string) *flagdEnv {
 	args := append([]string{"flagd", "serve", "--sync-addr", "127.0.0.1:0", "--eval-addr", "127.0.0.1:0",
 		"--ofrep-addr", "127.0.0.1:0", "--management-addr", "127.0.0.1:0"}, extra...)
 	go func() { done <- Main(args, io) }()
-	e := &flagdEnv{}
+	e := &flagdEnv{redisAddr: rs.Addr}
 	select {
 	case e.srv = <-started:
 	case code := <-done:
@@ -71,7 +81,7 @@ func startFlagdServe(t *testing.T, extra ...string) *flagdEnv {
 	return e
 }
 
-func portOf(t *testing.T, addr string) uint16 {
+func portOf(t testing.TB, addr string) uint16 {
 	t.Helper()
 	_, p, _ := net.SplitHostPort(addr)
 	n, err := strconv.ParseUint(p, 10, 16)
@@ -82,7 +92,7 @@ func portOf(t *testing.T, addr string) uint16 {
 }
 
 // stormctl runs one command through Main and returns its stdout.
-func stormctl(t *testing.T, args ...string) []byte {
+func stormctl(t testing.TB, args ...string) []byte {
 	t.Helper()
 	io, _, out, errOut := iostreams.Test()
 	if code := Main(args, io); code != 0 {
@@ -91,7 +101,7 @@ func stormctl(t *testing.T, args ...string) []byte {
 	return out.Bytes()
 }
 
-func actionID(t *testing.T, out []byte) string {
+func actionID(t testing.TB, out []byte) string {
 	t.Helper()
 	var r struct {
 		ActionID string `json:"action_id"`

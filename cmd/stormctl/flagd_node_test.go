@@ -50,7 +50,7 @@ func (s *syncBuf) Write(p []byte) (int, error) {
 
 func (s *syncBuf) String() string { s.mu.Lock(); defer s.mu.Unlock(); return string(s.b) }
 
-func startNode(t *testing.T, app, mode, addr string) *nodeClient {
+func startNode(t testing.TB, app, mode, addr string) *nodeClient {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, "node", filepath.Join(app, "client.mjs"), mode, "127.0.0.1", strconv.Itoa(int(portOf(t, addr))))
@@ -95,14 +95,27 @@ func startNode(t *testing.T, app, mode, addr string) *nodeClient {
 }
 
 // ask evaluates one flag in the Node process.
-func (c *nodeClient) ask(t *testing.T, typ, key string, def any, svc, dep string) nodeAnswer {
+func (c *nodeClient) ask(t testing.TB, typ, key string, def any, svc, dep string) nodeAnswer {
+	t.Helper()
+	return c.query(t, map[string]any{"type": typ, "key": key, "default": def,
+		"context": map[string]any{"targetingKey": "t", "service": svc, "dependency": dep}})
+}
+
+// askUntil has the Node process evaluate a number flag until it is want.
+func (c *nodeClient) askUntil(t testing.TB, key string, want float64, svc string) nodeAnswer {
+	t.Helper()
+	return c.query(t, map[string]any{"type": "until", "key": key, "default": -1, "want": want,
+		"context": map[string]any{"targetingKey": "t", "service": svc}})
+}
+
+func (c *nodeClient) query(t testing.TB, q map[string]any) nodeAnswer {
 	t.Helper()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.seq++
-	q, _ := json.Marshal(map[string]any{"id": c.seq, "type": typ, "key": key, "default": def,
-		"context": map[string]any{"targetingKey": "t", "service": svc, "dependency": dep}})
-	if _, err := fmt.Fprintf(c.in, "%s\n", q); err != nil {
+	q["id"] = c.seq
+	raw, _ := json.Marshal(q)
+	if _, err := fmt.Fprintf(c.in, "%s\n", raw); err != nil {
 		t.Fatalf("node %s: %v\n%s", c.mode, err, c.stder)
 	}
 	if !c.out.Scan() {

@@ -30,7 +30,16 @@ const rl = readline.createInterface({ input: process.stdin });
 rl.on('line', async (line) => {
   const q = JSON.parse(line);
   let d;
-  if (q.type === 'bool') d = await client.getBooleanDetails(q.key, q.default, q.context);
+  if (q.type === 'until') {
+    // Evaluate every 2 ms until the number flag has the wanted value: how
+    // long a lever change takes to reach this service.
+    const end = Date.now() + (q.timeoutMs ?? 10000);
+    do {
+      d = await client.getNumberDetails(q.key, q.default, q.context);
+      if (d.value === q.want) break;
+      await new Promise((r) => setTimeout(r, 2));
+    } while (Date.now() < end);
+  } else if (q.type === 'bool') d = await client.getBooleanDetails(q.key, q.default, q.context);
   else if (q.type === 'number') d = await client.getNumberDetails(q.key, q.default, q.context);
   else d = await client.getStringDetails(q.key, q.default, q.context);
   console.log(JSON.stringify({ id: q.id, value: d.value, variant: d.variant ?? '', reason: d.reason ?? '', error: d.errorCode ?? '', changes }));
