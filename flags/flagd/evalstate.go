@@ -7,6 +7,7 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/open-feature/flagd/core/pkg/evaluator"
+	"github.com/open-feature/flagd/core/pkg/logger"
 	"github.com/open-feature/flagd/core/pkg/model"
 	flagdsync "github.com/open-feature/flagd/core/pkg/sync"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -20,7 +21,7 @@ type evalState struct {
 }
 
 func newEvalState() (*evalState, error) {
-	ev, err := newEvaluator()
+	ev, err := newEvaluator(logger.NewLogger(nil, false))
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/open-feature/flagd/core/pkg/logger"
 	flagdsync "github.com/open-feature/flagd/core/pkg/sync"
 
 	"github.com/stormctl/stormctl/lever"
@@ -33,7 +34,7 @@ func storm() []lever.Lever {
 // evalAll loads raw into flagd's own evaluator and resolves key for ctx.
 func evalAll(t *testing.T, raw []byte, key string, ctx map[string]any) (any, string) {
 	t.Helper()
-	ev, err := newEvaluator()
+	ev, err := newEvaluator(logger.NewLogger(nil, false))
 	if err != nil {
 		t.Fatal(err)
 	}

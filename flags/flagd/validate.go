@@ -7,12 +7,12 @@ import (
 	"strings"
 	"sync"
 
-	schema "github.com/open-feature/flagd-schemas/json"
 	"github.com/open-feature/flagd/core/pkg/evaluator"
 	"github.com/open-feature/flagd/core/pkg/logger"
 	"github.com/open-feature/flagd/core/pkg/store"
 	flagdsync "github.com/open-feature/flagd/core/pkg/sync"
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/stormctl/stormctl/lever"
 )
@@ -20,38 +20,13 @@ import (
 // source is the name of the one flag source in every store.
 const source = "stormctl"
 
-var (
-	schemaOnce sync.Once
-	flagsJSON  *jsonschema.Schema
-	schemaErr  error
-)
-
-// compiledSchema is flagd-schemas' flags.json with its targeting schema,
-// compiled once.
-func compiledSchema() (*jsonschema.Schema, error) {
-	schemaOnce.Do(func() {
-		c := jsonschema.NewCompiler()
-		for url, text := range map[string]string{
-			"https://flagd.dev/schema/v0/flags.json":     schema.FlagSchema,
-			"https://flagd.dev/schema/v0/targeting.json": schema.TargetingSchema,
-		} {
-			doc, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
-			if err == nil {
-				err = c.AddResource(url, doc)
-			}
-			if err != nil {
-				schemaErr = fmt.Errorf("flagd schema %s: %w", url, err)
-				return
-			}
-		}
-		flagsJSON, schemaErr = c.Compile(SchemaURL)
-	})
-	return flagsJSON, schemaErr
-}
+// schemaWarning is how flagd's evaluator reports a configuration that does
+// not conform to its schema: it logs and loads it anyway, and providers
+// that validate strictly reject it.
+const schemaWarning = "does not conform to the schema"
 
 // newEvaluator returns flagd's own evaluator over a store of one source.
-func newEvaluator() (*evaluator.JSON, error) {
-	log := logger.NewLogger(nil, false)
+func newEvaluator(log *logger.Logger) (*evaluator.JSON, error) {
 	s, err := store.NewStore(log, []string{source})
 	if err != nil {
 		return nil, err
@@ -65,40 +40,35 @@ func newEvaluator() (*evaluator.JSON, error) {
 type Validator struct {
 	mu   sync.Mutex
 	eval *evaluator.JSON
+	logs *observer.ObservedLogs // what flagd's evaluator warned about
 }
 
-// NewValidator compiles the schema and builds a scratch evaluator.
+// NewValidator builds a scratch evaluator whose warnings it reads.
 func NewValidator() (*Validator, error) {
-	if _, err := compiledSchema(); err != nil {
-		return nil, err
-	}
-	ev, err := newEvaluator()
+	core, logs := observer.New(zap.WarnLevel)
+	ev, err := newEvaluator(logger.NewLogger(zap.New(core), false))
 	if err != nil {
 		return nil, err
 	}
-	return &Validator{eval: ev}, nil
+	return &Validator{eval: ev, logs: logs}, nil
 }
 
-// Validate checks raw against flags.json strictly (flagd itself only warns),
-// loads it into flagd's evaluator, and evaluates every flag for an empty
-// context and each lever's flags for that lever's context, comparing each
-// value with what the native provider's most-specific match gives.
+// Validate loads raw into flagd's evaluator, refusing it when the evaluator
+// rejects it or finds it off flagd's schema (flagd itself only warns), and
+// evaluates every flag for an empty context and each lever's flags for that
+// lever's context, comparing each value with what the native provider's
+// most-specific match gives.
 func (v *Validator) Validate(raw []byte, in Input, sel Selector) error {
-	sch, err := compiledSchema()
-	if err != nil {
-		return err
-	}
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
-	if err != nil {
-		return fmt.Errorf("configuration is not JSON: %w", err)
-	}
-	if err := sch.Validate(doc); err != nil {
-		return fmt.Errorf("configuration does not conform to flags.json: %w", err)
-	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
+	v.logs.TakeAll()
 	if err := v.eval.SetState(flagdsync.DataSync{FlagData: string(raw), Source: source}); err != nil {
 		return fmt.Errorf("flagd's evaluator rejects the configuration: %w", err)
+	}
+	for _, e := range v.logs.TakeAll() {
+		if strings.Contains(e.Message, schemaWarning) {
+			return fmt.Errorf("flagd's evaluator: %s", e.Message)
+		}
 	}
 	byKind, _ := rules(in.Levers, sel)
 	var errs []error
