@@ -72,6 +72,7 @@ If Redis is lost the last snapshot keeps being served; after --stale-after
 	fl.DurationVar(&o.opts.StaleAfter, "stale-after", flagd.DefaultStaleAfter, "how long Redis may be lost before /readyz fails and fail-safes apply")
 	fl.StringArrayVar(&o.failSafes, "fail-safe", nil, "FLAG=VALUE served while Redis is lost, e.g. stormctl.degraded.mode=on (repeatable)")
 	fl.IntVar(&o.opts.MaxStreams, "max-streams", flagd.DefaultMaxStreams, "most sync and event streams open at once")
+	fl.DurationVar(&o.opts.WriteTimeout, "write-timeout", flagd.DefaultWriteTimeout, "a client that accepts no data for this long is disconnected")
 	fl.StringVar(&o.opts.InstanceID, "instance-id", "", "id of this server in acknowledgements (default hostname-pid-random)")
 	return cmd
 }

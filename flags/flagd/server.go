@@ -47,6 +47,8 @@ type Options struct {
 	FailSafe map[string]any
 	// MaxStreams bounds the open streams (sync and event streams).
 	MaxStreams int
+	// WriteTimeout bounds one write to a client (DefaultWriteTimeout).
+	WriteTimeout time.Duration
 	// InstanceID names the server's own reader in acknowledgements.
 	InstanceID string
 	Log        *slog.Logger
@@ -83,6 +85,9 @@ func Start(opts Options) (*Server, error) {
 	}
 	if opts.MaxStreams <= 0 {
 		opts.MaxStreams = DefaultMaxStreams
+	}
+	if opts.WriteTimeout <= 0 {
+		opts.WriteTimeout = DefaultWriteTimeout
 	}
 	v, err := NewValidator()
 	if err != nil {
@@ -123,7 +128,7 @@ func Start(opts Options) (*Server, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	for name, ln := range s.listeners {
-		srv := &http.Server{Handler: handlers[name], ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsCfg.Clone(),
+		srv := &http.Server{Handler: writeDeadlines(handlers[name], opts.WriteTimeout), ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsCfg.Clone(),
 			BaseContext: func(net.Listener) context.Context { return ctx }}
 		srv.Protocols = new(http.Protocols)
 		srv.Protocols.SetHTTP1(true)

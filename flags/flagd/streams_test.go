@@ -98,6 +98,28 @@ func Test500StreamsEachPush(t *testing.T) {
 	}
 }
 
+// TestStuckClientIsDisconnected: a client that stops reading is cut after
+// the write timeout, and its stream slot is freed.
+func TestStuckClientIsDisconnected(t *testing.T) {
+	e := startEnv(t, flagd.Options{WriteTimeout: 300 * time.Millisecond})
+	long := strings.Repeat("x", 200) // long names make each configuration ~30 KB
+	for i := range 20 {
+		e.w.set(t, lever.Degraded, fmt.Sprintf("%s-%02d", long, i), "rules-only", time.Hour)
+	}
+	stuckClient(t, e.srv.Addr("sync"))
+	eventually(t, 5*time.Second, "the stuck stream open", func() bool { return e.srv.Hub().Streams()["sync"] == 1 })
+	for i := range 600 { // enough to fill its socket buffers (a few MB on loopback)
+		e.w.set(t, lever.Shed, "search", fmt.Sprint(i%100+1), time.Hour)
+		if e.srv.Hub().Streams()["sync"] == 0 {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	eventually(t, 10*time.Second, "the stuck stream cut after the write timeout", func() bool {
+		return e.srv.Hub().Streams()["sync"] == 0
+	})
+}
+
 // TestStreamsAreBounded: past MaxStreams a stream is refused with
 // RESOURCE_EXHAUSTED rather than admitted.
 func TestStreamsAreBounded(t *testing.T) {
