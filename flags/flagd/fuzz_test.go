@@ -1,6 +1,8 @@
 package flagd
 
 import (
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/stormctl/stormctl/lever"
@@ -31,5 +33,30 @@ func FuzzRender(f *testing.F) {
 		if err := v.Validate(raw, in, sel); err != nil {
 			t.Fatalf("levers %+v selector %q: %v\n%s", in.Levers, selector, err, raw)
 		}
+	})
+}
+
+// FuzzParseInput: fail-safe flags, selectors and OFREP bodies are user or
+// client input: they parse or are refused, never panic, and an accepted
+// fail-safe has its flag's type.
+func FuzzParseInput(f *testing.F) {
+	f.Add("stormctl.degraded.mode=on")
+	f.Add("stormctl.shed.percent=x")
+	f.Add(`{"context":{"service":"a"}}`)
+	f.Add("service=checkout,dependency=\x00")
+	f.Fuzz(func(t *testing.T, s string) {
+		if key, v, err := ParseFailSafe(s); err == nil {
+			fl, _ := lever.Lookup(key)
+			if _, ok := fl.Coerce(v); !ok {
+				t.Fatalf("ParseFailSafe(%q) = %T, not a %s", s, v, fl.Type)
+			}
+		}
+		if sel, err := ParseSelector(s); err == nil {
+			if again, err := ParseSelector(sel.String()); err != nil || again != sel {
+				t.Fatalf("selector %q does not round-trip: %v %v", s, again, err)
+			}
+		}
+		r := httptest.NewRequest("POST", "/ofrep/v1/evaluate/flags", strings.NewReader(s))
+		_, _, _ = ofrepContext(r)
 	})
 }
