@@ -76,13 +76,8 @@ func BenchmarkNodePropagation(b *testing.B) {
 	}
 	for mode, ds := range lat {
 		slices.Sort(ds)
-		b.ReportMetric(pctMs(ds, 0.5), mode+"-p50-ms")
-		b.ReportMetric(pctMs(ds, 0.99), mode+"-p99-ms")
+		b.ReportMetric(testenv.PercentileMs(ds, 0.5), mode+"-p50-ms")
+		b.ReportMetric(testenv.PercentileMs(ds, 0.99), mode+"-p99-ms")
 	}
-	b.ReportMetric(pctMs(lat["in-process"], 0.99)/pctMs(lat["native"], 0.99), "node-in-process/native-p99-x")
-}
-
-func pctMs(sorted []time.Duration, q float64) float64 {
-	i := min(int(q*float64(len(sorted))), len(sorted)-1)
-	return float64(sorted[i].Microseconds()) / 1000
+	b.ReportMetric(testenv.PercentileMs(lat["in-process"], 0.99)/testenv.PercentileMs(lat["native"], 0.99), "node-in-process/native-p99-x")
 }

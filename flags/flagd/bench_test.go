@@ -19,6 +19,7 @@ import (
 
 	"github.com/stormctl/stormctl/flags"
 	"github.com/stormctl/stormctl/flags/flagd"
+	"github.com/stormctl/stormctl/internal/testenv"
 	"github.com/stormctl/stormctl/lever"
 )
 
@@ -53,11 +54,6 @@ func (o *observer) collect(b *testing.B, into *[]time.Duration) {
 			b.Fatalf("only %d of %d providers observed the change", i, o.n)
 		}
 	}
-}
-
-func ms(sorted []time.Duration, q float64) float64 {
-	i := min(int(q*float64(len(sorted))), len(sorted)-1)
-	return float64(sorted[i].Microseconds()) / 1000
 }
 
 // BenchmarkPropagation: a lever write until each of n official Go flagd
@@ -128,12 +124,12 @@ func propagation(b *testing.B, n int) {
 	slices.Sort(nat)
 	slices.Sort(fd)
 	slices.Sort(published)
-	b.ReportMetric(ms(published, 0.50), "publish-p50-ms")
-	b.ReportMetric(ms(fd, 0.50), "flagd-p50-ms")
-	b.ReportMetric(ms(fd, 0.99), "flagd-p99-ms")
-	b.ReportMetric(ms(nat, 0.50), "native-p50-ms")
-	b.ReportMetric(ms(nat, 0.99), "native-p99-ms")
-	b.ReportMetric(ms(fd, 0.99)/ms(nat, 0.99), "flagd/native-p99-x")
+	b.ReportMetric(testenv.PercentileMs(published, 0.50), "publish-p50-ms")
+	b.ReportMetric(testenv.PercentileMs(fd, 0.50), "flagd-p50-ms")
+	b.ReportMetric(testenv.PercentileMs(fd, 0.99), "flagd-p99-ms")
+	b.ReportMetric(testenv.PercentileMs(nat, 0.50), "native-p50-ms")
+	b.ReportMetric(testenv.PercentileMs(nat, 0.99), "native-p99-ms")
+	b.ReportMetric(testenv.PercentileMs(fd, 0.99)/testenv.PercentileMs(nat, 0.99), "flagd/native-p99-x")
 }
 
 func cpuTime() time.Duration {
