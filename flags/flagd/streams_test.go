@@ -108,16 +108,18 @@ func TestStuckClientIsDisconnected(t *testing.T) {
 	}
 	stuckClient(t, e.srv.Addr("sync"))
 	eventually(t, 5*time.Second, "the stuck stream open", func() bool { return e.srv.Hub().Streams()["sync"] == 1 })
-	for i := range 600 { // enough to fill its socket buffers (a few MB on loopback)
+	// Push until its socket buffers (a few MB on loopback) are full and the
+	// write timeout cuts it; each push waits for its snapshot to be published.
+	deadline := time.Now().Add(60 * time.Second)
+	for i := 0; time.Now().Before(deadline); i++ {
+		before := e.srv.Hub().Current()
 		e.w.set(t, lever.Shed, "search", fmt.Sprint(i%100+1), time.Hour)
+		eventually(t, 10*time.Second, "the push published", func() bool { return e.srv.Hub().Current() != before })
 		if e.srv.Hub().Streams()["sync"] == 0 {
 			return
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
-	eventually(t, 10*time.Second, "the stuck stream cut after the write timeout", func() bool {
-		return e.srv.Hub().Streams()["sync"] == 0
-	})
+	t.Fatal("a client that reads nothing was never disconnected")
 }
 
 // TestStreamsAreBounded: past MaxStreams a stream is refused with
