@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,6 +26,7 @@ import (
 // `stormctl flagd serve` run through Main on loopback ports.
 type flagdEnv struct {
 	srv       *flagd.Server
+	stop      func()
 	redisAddr string
 }
 
@@ -50,35 +52,47 @@ func startFlagdServeWith(t testing.TB, ctxYAML string, extra ...string) *flagdEn
 	t.Setenv("STORMCTL_ACTOR", "alice")
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 
+	e := &flagdEnv{redisAddr: rs.Addr}
+	e.srv, e.stop = serveThroughMain(t, append([]string{"--sync-addr", "127.0.0.1:0", "--eval-addr", "127.0.0.1:0",
+		"--ofrep-addr", "127.0.0.1:0", "--management-addr", "127.0.0.1:0"}, extra...)...)
+	return e
+}
+
+// serveThroughMain runs `stormctl flagd serve args...` through Main until the
+// returned function (or the test's end) stops it as SIGTERM would.
+func serveThroughMain(t testing.TB, args ...string) (*flagd.Server, func()) {
+	t.Helper()
 	started := make(chan *flagd.Server, 1)
-	var stop context.CancelFunc
-	flagdServeStarted = func(s *flagd.Server, cancel context.CancelFunc) { stop = cancel; started <- s }
-	t.Cleanup(func() { flagdServeStarted = nil })
+	var cancel context.CancelFunc
+	flagdServeStarted = func(s *flagd.Server, c context.CancelFunc) { cancel = c; started <- s }
+	defer func() { flagdServeStarted = nil }()
 	done := make(chan int, 1)
 	io, _, _, errOut := iostreams.Test()
-	args := append([]string{"flagd", "serve", "--sync-addr", "127.0.0.1:0", "--eval-addr", "127.0.0.1:0",
-		"--ofrep-addr", "127.0.0.1:0", "--management-addr", "127.0.0.1:0"}, extra...)
-	go func() { done <- Main(args, io) }()
-	e := &flagdEnv{redisAddr: rs.Addr}
+	go func() { done <- Main(append([]string{"flagd", "serve"}, args...), io) }()
+	var srv *flagd.Server
 	select {
-	case e.srv = <-started:
+	case srv = <-started:
 	case code := <-done:
 		t.Fatalf("flagd serve exited %d\n%s", code, errOut)
 	case <-time.After(10 * time.Second):
 		t.Fatal("flagd serve did not start")
 	}
-	t.Cleanup(func() {
-		stop()
-		select {
-		case code := <-done:
-			if code != 0 {
-				t.Errorf("flagd serve exited %d after SIGTERM\n%s", code, errOut)
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case code := <-done:
+				if code != 0 {
+					t.Errorf("flagd serve exited %d after SIGTERM\n%s", code, errOut)
+				}
+			case <-time.After(15 * time.Second):
+				t.Error("flagd serve did not shut down")
 			}
-		case <-time.After(15 * time.Second):
-			t.Error("flagd serve did not shut down")
-		}
-	})
-	return e
+		})
+	}
+	t.Cleanup(stop)
+	return srv, stop
 }
 
 func portOf(t testing.TB, addr string) uint16 {

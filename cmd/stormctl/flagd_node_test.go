@@ -213,3 +213,35 @@ func TestNodeClientStartedBeforeTheServer(t *testing.T) {
 	}
 	t.Logf("Node in-process client after a failed first connect: value follows the lever; %d change events seen", a.Changes)
 }
+
+// TestNodeServicesResyncAfterServerRestart: stormctl flagd serve is stopped
+// (SIGTERM), a lever changes meanwhile, and a new server starts on the same
+// ports: the Node services, in-process and RPC, reconnect and see it.
+func TestNodeServicesResyncAfterServerRestart(t *testing.T) {
+	app := testenv.NodeApp(t, filepath.Join("..", "..", "flags", "flagd", "testdata", "node"))
+	e := startFlagdServe(t)
+	clients := []*nodeClient{
+		startNode(t, app, "in-process", e.srv.Addr("sync")),
+		startNode(t, app, "rpc", e.srv.Addr("eval")),
+	}
+	stormctl(t, "shed", "checkout", "20", "--ttl", "10m", "--reason", "pool full", "--force", "--yes")
+	waitNode := func(what string, want float64) {
+		t.Helper()
+		for _, c := range clients {
+			deadline := time.Now().Add(30 * time.Second)
+			for c.ask(t, "number", lever.ShedPercent, -1, "checkout", "").Value != want {
+				if time.Now().After(deadline) {
+					t.Fatalf("node %s never saw %s\n%s", c.mode, what, c.stder)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+	}
+	waitNode("shed 20", 20)
+	addrs := []string{"--sync-addr", e.srv.Addr("sync"), "--eval-addr", e.srv.Addr("eval"),
+		"--ofrep-addr", e.srv.Addr("ofrep"), "--management-addr", e.srv.Addr("management")}
+	e.stop()
+	stormctl(t, "shed", "checkout", "35", "--ttl", "10m", "--reason", "worse", "--force", "--yes", "--supersede")
+	serveThroughMain(t, addrs...)
+	waitNode("shed 35, set while the server was down", 35)
+}

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"connectrpc.com/connect"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/stormctl/stormctl/flags"
@@ -67,6 +68,7 @@ type Server struct {
 
 	listeners map[string]net.Listener
 	servers   []*http.Server
+	ctx       context.Context // ends at Shutdown
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 }
@@ -126,7 +128,7 @@ func Start(opts Options) (*Server, error) {
 		s.listeners[name] = ln
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s.cancel = cancel
+	s.ctx, s.cancel = ctx, cancel
 	for name, ln := range s.listeners {
 		srv := &http.Server{Handler: writeDeadlines(handlers[name], opts.WriteTimeout), ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsCfg.Clone(),
 			BaseContext: func(net.Listener) context.Context { return ctx }}
@@ -224,6 +226,19 @@ func (s *Server) refresh(in Input) {
 	if snap != nil {
 		s.metrics.published(snap)
 	}
+}
+
+// errShuttingDown ends a stream at shutdown with an error status, not OK:
+// @openfeature/flagd-provider 0.16.1's in-process sync reconnects only
+// after an error, and would stay on a stream that ended cleanly forever.
+var errShuttingDown = connect.NewError(connect.CodeUnavailable, errors.New("stormctl flagd serve is shutting down; reconnect"))
+
+// streamEnded is what a stream returns when its context ends.
+func (s *Server) streamEnded() error {
+	if s.ctx.Err() != nil {
+		return errShuttingDown
+	}
+	return nil // the client went away
 }
 
 // Ready says whether the server serves a current snapshot.

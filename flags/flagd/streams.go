@@ -36,7 +36,7 @@ func (s *Server) eventStream(ctx context.Context, protocol, peer string, send fu
 	defer s.metrics.streamClosed(protocol)
 	last, err := s.hub.WaitFirst(ctx)
 	if err != nil {
-		return nil
+		return s.streamEnded()
 	}
 	if err := send(eventReady, nil); err != nil {
 		return err
@@ -47,7 +47,7 @@ func (s *Server) eventStream(ctx context.Context, protocol, peer string, send fu
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return s.streamEnded()
 		case <-keepAlive.C:
 			if err := send(eventKeepAlive, nil); err != nil {
 				return err
@@ -120,7 +120,7 @@ func (y *syncService) SyncFlags(ctx context.Context, req *connect.Request[syncv1
 	defer s.metrics.streamClosed("sync")
 	cur, err := s.hub.WaitFirst(ctx)
 	if err != nil {
-		return nil
+		return s.streamEnded()
 	}
 	var sent string
 	for {
@@ -136,7 +136,7 @@ func (y *syncService) SyncFlags(ctx context.Context, req *connect.Request[syncv1
 		}
 		select {
 		case <-ctx.Done():
-			return nil
+			return s.streamEnded()
 		case <-sub.Wake():
 			cur = s.hub.Current()
 		}
