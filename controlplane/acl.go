@@ -38,12 +38,17 @@ type Role string
 // the fleet-wide retry budgets and probe counters, using Redis 7 per-key
 // write selectors. It can never write a lever or the journal.
 //
+// Flagd is for `stormctl flagd serve`: it reads levers and the change feed
+// and writes nothing but its acknowledgements (the instances set and ack
+// hashes, for "seen by"): no lever, no journal, no budget, no script.
+//
 // Actuator is for the actuators that apply levers to real systems (the
 // Kubernetes actuator): the service's rights on acknowledgements, plus
 // appending to the journal (the append script's XADD and head SET) and
 // writing its status report. It can never write a lever.
 const (
 	Viewer    Role = "viewer"
+	Flagd     Role = "flagd"
 	Service   Role = "service"
 	Actuator  Role = "actuator"
 	Responder Role = "responder"
@@ -51,14 +56,14 @@ const (
 )
 
 // Roles lists the roles in increasing order of rights.
-var Roles = []Role{Viewer, Service, Actuator, Responder, Commander}
+var Roles = []Role{Viewer, Flagd, Service, Actuator, Responder, Commander}
 
 // ParseRole validates a role name.
 func ParseRole(s string) (Role, error) {
 	if r := Role(s); slices.Contains(Roles, r) {
 		return r, nil
 	}
-	return "", fmt.Errorf("unknown role %q (want viewer, service, actuator, responder or commander)", s)
+	return "", fmt.Errorf("unknown role %q (want viewer, flagd, service, actuator, responder or commander)", s)
 }
 
 // connectionRules let a go-redis client connect and say who it is, and
@@ -75,6 +80,8 @@ func ACLRules(role Role, k Keys) []string {
 	switch role {
 	case Service:
 		keys = []string{"%R~" + p + "*", "%W~" + k.Instances(), "%W~" + p + "ack:*", "%W~" + p + "budget:*", "%W~" + p + "probes:*"}
+	case Flagd:
+		keys = []string{"%R~" + p + "*", "%W~" + k.Instances(), "%W~" + p + "ack:*"}
 	case Actuator:
 		// The append script's keys need read and write on one pattern:
 		// Redis checks a script's declared keys pattern by pattern.
@@ -88,6 +95,8 @@ func ACLRules(role Role, k Keys) []string {
 	switch role {
 	case Viewer:
 		return rules
+	case Flagd:
+		return append(rules, "+multi", "+exec", "+zadd", "+zrem", "+zremrangebyscore", "+del", "+hset", "+pexpire")
 	case Service:
 		return append(rules, "+multi", "+exec", "+zadd", "+zrem", "+zremrangebyscore", "+del", "+hset", "+pexpire",
 			"+incr", "+evalsha", "+eval", "+script|load", "+script|exists")

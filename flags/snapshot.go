@@ -21,6 +21,7 @@ type entry struct {
 	values  []lever.Value // indexed like lever.Table
 	errs    []error
 	meta    openfeature.FlagMetadata
+	src     *lever.Lever
 }
 
 func newEntry(l *lever.Lever) *entry {
@@ -31,6 +32,7 @@ func newEntry(l *lever.Lever) *entry {
 		variant: l.Value,
 		values:  make([]lever.Value, len(lever.Table)),
 		errs:    make([]error, len(lever.Table)),
+		src:     l,
 		meta: openfeature.FlagMetadata{
 			"target":    l.Target,
 			"action_id": l.ActionID,

@@ -33,6 +33,8 @@ func newACLPrintCmd(f *Factory) *cobra.Command {
 (~stormctl:{namespace}:*) and channels (&stormctl:{namespace}:*) of one namespace:
 
   viewer     reads levers, the journal and the change feed; no scripts, no writes
+  flagd      for stormctl flagd serve: reads levers and the change feed; writes
+             only its acknowledgements ("seen by"), never a lever or the journal
   responder  also runs the control-plane scripts (apply, release, extend, journal)
   commander  the responder's rights; approvals are enforced by stormctl, not Redis
 
@@ -44,11 +46,11 @@ it the user has no password and cannot log in until you set one.`,
 		RunE:    func(*cobra.Command, []string) error { return runACLPrint(f, o) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&o.role, "role", "", "viewer, service, actuator, responder or commander (default: all)")
+	fl.StringVar(&o.role, "role", "", "viewer, flagd, service, actuator, responder or commander (default: all)")
 	fl.StringVar(&o.user, "user", "", "ACL user name (default stormctl-ROLE)")
 	fl.StringVar(&o.passwordEnv, "password-env", "", "environment variable holding the user's password")
 	fl.StringVar(&o.namespace, "namespace", "", "control-plane namespace (default: the context's)")
-	_ = cmd.RegisterFlagCompletionFunc("role", cobra.FixedCompletions([]string{"viewer", "responder", "commander"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("role", cobra.FixedCompletions([]string{"viewer", "flagd", "service", "responder", "commander"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 

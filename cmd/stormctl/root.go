@@ -156,6 +156,7 @@ breakers forced open, autoscaling frozen, degraded mode, load shed.`,
 	root.AddCommand(newDashCmd(f))
 	root.AddCommand(newDemoCmd(f))
 	root.AddCommand(newActuateCmd(f))
+	root.AddCommand(newFlagdCmd(f), newFlagsCmd(f))
 	// No arguments on a terminal opens the dashboard; anywhere else, help.
 	root.RunE = func(cmd *cobra.Command, _ []string) error {
 		if f.IO.IsStdinTTY() && f.IO.IsStdoutTTY() {
