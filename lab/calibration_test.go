@@ -56,3 +56,53 @@ func deref(v *float64) any {
 	}
 	return *v
 }
+
+// The summary reports each saved query's first firing, the retry signal's
+// lead over the edge, attempts per request p99, pods over time and the
+// work the dependency did for callers that had given up.
+func TestSummaryReportsTheStory(t *testing.T) {
+	l := newLab(t, "payments-slow", 0)
+	if err := l.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := l.Summary(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fired := map[string]float64{}
+	for _, a := range sum.Alerts {
+		if a.FirstFiring != nil {
+			fired[a.Query] = *a.FirstFiring
+			if a.FirstWarn == nil || *a.FirstWarn > *a.FirstFiring || a.Series == "" {
+				t.Errorf("%s fired at %v but warned at %v, series %q", a.Query, *a.FirstFiring, deref(a.FirstWarn), a.Series)
+			}
+		}
+	}
+	fault := sum.FaultEnd - 180 // payments slows at 2m for 3m
+	for _, id := range []string{"amplification", "retry_ratio", "edge_error_rate"} {
+		if at, ok := fired[id]; !ok || at < fault || at > fault+120 {
+			t.Errorf("%s fired at %v (ok %v), want within 2m of the fault at %vs", id, at, ok, fault)
+		}
+	}
+	earliest := fired["amplification"]
+	for _, id := range retrySignals {
+		if at, ok := fired[id]; ok {
+			earliest = min(earliest, at)
+		}
+	}
+	if sum.LeadS == nil || *sum.LeadS != fired["edge_error_rate"]-earliest {
+		t.Errorf("lead_s = %v, want edge_error_rate %v − earliest retry signal %v", deref(sum.LeadS), fired["edge_error_rate"], earliest)
+	}
+	// Four lockstep attempts: most intents that meet the slow payments make all four.
+	if sum.AttemptsPerRequestP99 != 4 || sum.MaxAttemptsPerRequest != 4 {
+		t.Errorf("attempts per request p99 %d, max %d; want 4 and 4", sum.AttemptsPerRequestP99, sum.MaxAttemptsPerRequest)
+	}
+	if got := sum.Pods["checkout"]; len(got) != 1 || got[0].Pods != 2 {
+		t.Errorf("checkout pods over time = %+v, want 2 throughout", got)
+	}
+	// Payments keeps working on attempts cut at the 1 s timeout: a large
+	// share of what it starts serves nobody.
+	if ab, peak := sum.PeakAbandonedWorkPerS["payments"], sum.PeakDependencyAttemptsPerS["payments"]; ab < 0.2*peak || ab > peak {
+		t.Errorf("abandoned work %v/s against %v attempts/s at the peak", ab, peak)
+	}
+}
