@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stormctl/stormctl/lab/sim"
 )
@@ -104,5 +105,34 @@ func TestSummaryReportsTheStory(t *testing.T) {
 	// share of what it starts serves nobody.
 	if ab, peak := sum.PeakAbandonedWorkPerS["payments"], sum.PeakDependencyAttemptsPerS["payments"]; ab < 0.2*peak || ab > peak {
 		t.Errorf("abandoned work %v/s against %v attempts/s at the peak", ab, peak)
+	}
+}
+
+// The demo's clock says when the fault starts, while it lasts, and since
+// when it is over.
+func TestClockText(t *testing.T) {
+	sc, err := sim.Find("gateway-blip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		at   time.Duration
+		want string
+	}{
+		{40 * time.Second, "lab 0:40 · payment-gateway fault in 1:20"},
+		{130*time.Second + 500*time.Millisecond, "lab 2:10 · payment-gateway fault for 0:29 more"},
+		{305 * time.Second, "lab 5:05 · payment-gateway fault ended 2:25 ago"},
+		{75 * time.Minute, "lab 75:00 · payment-gateway fault ended 72:20 ago"},
+	} {
+		if got := ClockText(sc, tc.at); got != tc.want {
+			t.Errorf("at %s: %q, want %q", tc.at, got, tc.want)
+		}
+	}
+	hostile := &sim.Scenario{Faults: []sim.Fault{{Dependency: "gw\x1b]0;pwned\a", At: sim.Duration(time.Minute)}}}
+	if got := ClockText(hostile, 0); got != "lab 0:00 · gw?]0;pwned? fault in 1:00" {
+		t.Errorf("hostile name: %q", got)
+	}
+	if got := ClockText(&sim.Scenario{}, 0); got != "lab 0:00 · no fault" {
+		t.Errorf("no faults: %q", got)
 	}
 }
