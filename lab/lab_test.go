@@ -86,7 +86,8 @@ func TestServedStorm(t *testing.T) {
 // baseline), and with the fleet reading its levers through the flags
 // provider from the embedded server, as `stormctl lab run` does. sim-s/wall-s
 // is the speed as a multiple of real time; levers-cost is the lever reads'
-// share of the run, against the baseline measured in the same run.
+// share of the run, against the baseline measured in the same run; the
+// summary's cost is measured against the run's.
 func BenchmarkInventoryFailover(b *testing.B) {
 	sc, err := sim.Find("inventory-failover")
 	if err != nil {
@@ -95,7 +96,7 @@ func BenchmarkInventoryFailover(b *testing.B) {
 	var base float64
 	for _, levers := range []string{"none", "embedded-redis"} {
 		b.Run("levers="+levers, func(b *testing.B) {
-			var simulated, wall time.Duration
+			var simulated, wall, summary time.Duration
 			var peak uint64
 			for i := 0; i < b.N; i++ {
 				opts := Options{Scenario: sc, Seed: 1, Until: 15 * time.Minute}
@@ -118,6 +119,11 @@ func BenchmarkInventoryFailover(b *testing.B) {
 				}
 				wall += time.Since(start)
 				simulated += l.Sim.Now()
+				start = time.Now()
+				if _, err := l.Summary(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				summary += time.Since(start)
 				var ms runtime.MemStats
 				runtime.ReadMemStats(&ms)
 				peak = max(peak, ms.HeapSys)
@@ -126,6 +132,10 @@ func BenchmarkInventoryFailover(b *testing.B) {
 			speed := simulated.Seconds() / wall.Seconds()
 			b.ReportMetric(speed, "sim-s/wall-s")
 			b.ReportMetric(float64(peak)/(1<<20), "heap-MiB")
+			// The summary evaluates every saved query each second of the
+			// run: its cost against the run's, and the speed with it.
+			b.ReportMetric(summary.Seconds()/wall.Seconds(), "summary/run")
+			b.ReportMetric(simulated.Seconds()/(wall+summary).Seconds(), "sim-s/wall-s-with-summary")
 			if levers == "none" {
 				base = speed
 			} else if base > 0 {

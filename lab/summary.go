@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/prometheus/prometheus/promql"
-
 	"github.com/stormctl/stormctl/lab/sim"
 	"github.com/stormctl/stormctl/queries"
 )
@@ -27,6 +25,9 @@ func (l *Lab) Summary(ctx context.Context) (sim.Summary, error) {
 	if sum.DetectEdgeErrorRate, err = l.firstCrit(ctx, cat, "edge_error_rate", edge, end); err != nil {
 		return sum, err
 	}
+	if sum.Alerts, sum.LeadS, err = l.alerts(ctx, cat); err != nil {
+		return sum, err
+	}
 	return sum, nil
 }
 
@@ -37,19 +38,9 @@ func (l *Lab) firstCrit(ctx context.Context, cat *queries.Catalog, id string, p 
 	if err != nil {
 		return nil, fmt.Errorf("lab summary: %w", err)
 	}
-	step := time.Second
-	q, err := l.DB.Engine.NewRangeQuery(ctx, l.DB.TSDB, nil, r.Expr, l.Epoch, l.Epoch.Add(end), step)
+	mat, err := l.rangeQuery(ctx, id, r.Expr, end)
 	if err != nil {
-		return nil, fmt.Errorf("lab summary: %s: %w", id, err)
-	}
-	defer q.Close()
-	res := q.Exec(ctx)
-	if res.Err != nil {
-		return nil, fmt.Errorf("lab summary: %s: %w", id, res.Err)
-	}
-	mat, ok := res.Value.(promql.Matrix)
-	if !ok {
-		return nil, fmt.Errorf("lab summary: %s: got %s, want a matrix", id, res.Value.Type())
+		return nil, err
 	}
 	var first *float64
 	for _, series := range mat {

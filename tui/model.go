@@ -34,6 +34,9 @@ type Options struct {
 	// AcksEvery is how often "seen by N instances" and Redis's health are
 	// read; default 5s.
 	AcksEvery time.Duration
+	// Clock, if set, is a second clock for the header: `stormctl demo`
+	// shows the lab's time and when its fault starts.
+	Clock func() string
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 	// Rand returns a float in [0, 1) for jitter; default math/rand/v2.
@@ -126,7 +129,7 @@ func New(ctx context.Context, deps Deps, opts Options) *Model {
 	m := &Model{Common: c, opts: opts, deps: deps, help: help.New(), lower: FocusLevers}
 	m.header = header.New(c)
 	m.header.Context, m.header.Actor, m.header.Incident = opts.Context, opts.Actor, opts.Incident
-	m.header.ReadOnly = opts.ReadOnly
+	m.header.ReadOnly, m.header.Clock = opts.ReadOnly, opts.Clock
 	m.header.Prom.Configured, m.header.Redis.Configured = deps.Querier != nil, deps.Store != nil
 	m.signals, m.levers, m.journal = signals.New(c), levers.New(c), journal.New(c)
 	if deps.Playbook != nil {

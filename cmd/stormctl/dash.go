@@ -70,6 +70,7 @@ not polled. --read-only hides every action.`,
 // dashExtra lets `stormctl demo` add to the dashboard what it set up.
 type dashExtra struct {
 	status string // shown in the status bar at start
+	clock  func() string
 }
 
 func runDash(ctx context.Context, f *Factory, o *dashOptions, extra *dashExtra) error {
@@ -150,8 +151,12 @@ func runDash(ctx context.Context, f *Factory, o *dashOptions, extra *dashExtra) 
 	plan := signals.Plan{Catalog: cat, Service: o.service, Services: services, PackFor: func(service string) (string, map[string]string, error) {
 		return f.packFor("", service)
 	}, Top: o.top, Recorded: o.recorded}
-	m := tui.New(ctx, deps, tui.Options{Context: cfg.Name, Actor: cfg.Actor, Incident: incident, ReadOnly: o.readOnly,
-		Signals: plan, Refresh: o.refresh})
+	opts := tui.Options{Context: cfg.Name, Actor: cfg.Actor, Incident: incident, ReadOnly: o.readOnly,
+		Signals: plan, Refresh: o.refresh}
+	if extra != nil {
+		opts.Clock = extra.clock
+	}
+	m := tui.New(ctx, deps, opts)
 	prog = tea.NewProgram(m, tea.WithAltScreen(), tea.WithInput(f.IO.In), tea.WithOutput(f.IO.RawOut()), tea.WithContext(ctx))
 	go func() {
 		for _, w := range warnings {

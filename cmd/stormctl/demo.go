@@ -142,7 +142,7 @@ func runDemo(ctx context.Context, f *Factory, o *demoOptions) error {
 	attach := fmt.Sprintf("STORMCTL_PROMETHEUS_URL=%s STORMCTL_REDIS_URL=%s stormctl status", srv.URL, f.flags.RedisURL)
 	fmt.Fprintf(f.IO.ErrOut, "demo: scenario %s in real time; incident %s; attach a second terminal with:\n  %s\n", sc.Name, inc.ID, attach)
 	dashErr := runDash(ctx, f, &dashOptions{playbook: o.playbook, params: params, incident: inc.ID, refresh: o.refresh},
-		&dashExtra{status: "demo: " + sc.Name + " is live; second terminal: " + attach})
+		&dashExtra{status: "demo: " + sc.Name + " is live; second terminal: " + attach, clock: l.Clock})
 	cancel()
 	if err := <-done; err != nil && !errors.Is(err, context.Canceled) && dashErr == nil {
 		dashErr = err

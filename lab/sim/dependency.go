@@ -25,10 +25,13 @@ type dependency struct {
 	lastRefill time.Duration
 
 	arrivals float64 // attempts received, for peak attempts per second
-	codes    map[int]*series
-	inUse    *series
-	capSer   *series
-	waiting  *series
+	// abandoned counts attempts worked on to the end after their caller
+	// had given up on them.
+	abandoned float64
+	codes     map[int]*series
+	inUse     *series
+	capSer    *series
+	waiting   *series
 }
 
 // job is one attempt at a dependency.
@@ -184,6 +187,9 @@ func (s *Sim) jobDone(jr ref) {
 	ran := !j.fast
 	s.jobs.release(jr)
 	if ran {
+		if f := s.frames.get(caller); f == nil || !f.inflight {
+			d.abandoned++
+		}
 		d.busy--
 		switch class {
 		case resilience.Success:

@@ -23,6 +23,7 @@ type stats struct {
 	peakDepRate   map[string]float64
 	ampl, success []float64 // per tick, NaN before a full window
 	peakDemand    float64
+	tl            timeline
 }
 
 type snapshot struct {
@@ -38,6 +39,7 @@ func newStats(s *Sim) *stats {
 
 func (st *stats) observeAttempts(n int) {
 	st.maxAttempts = max(st.maxAttempts, n)
+	st.tl.observeAttempts(n)
 }
 
 func (st *stats) sample() {
@@ -98,6 +100,7 @@ func (st *stats) sample() {
 			}
 		}
 	}
+	st.tl.sample(s, st.lag)
 	st.ampl = append(st.ampl, ampl)
 	st.success = append(st.success, success)
 }
@@ -121,7 +124,9 @@ type Summary struct {
 	// MaxAttemptsPerRequest is the most attempts that reached dependencies
 	// for one edge request (customer intent), through every retry layer and
 	// service, including those made after the edge had answered.
-	MaxAttemptsPerRequest      int                `json:"max_attempts_per_request"`
+	MaxAttemptsPerRequest int `json:"max_attempts_per_request"`
+	// AttemptsPerRequestP99 is the 99th percentile of the same count.
+	AttemptsPerRequestP99      int                `json:"attempts_per_request_p99"`
 	PeakDependencyAttemptsPerS map[string]float64 `json:"peak_dependency_attempts_per_s"`
 	PeakPoolSaturation         float64            `json:"peak_pool_saturation"`
 	PeakDemandedConcurrency    float64            `json:"peak_demanded_concurrency"`
@@ -138,6 +143,18 @@ type Summary struct {
 	// Recovered is the first time (s) after the fault from which, to the
 	// end of the run, amplification stays ≤ 1.1 and edge success ≥ 0.95.
 	Recovered *float64 `json:"recovered_s"`
+	// Alerts are the saved queries' first warning and firing times, and
+	// LeadS how long the earliest retry signal (amplification, retry_ratio,
+	// retries_per_request, throttle_retries) fired before edge_error_rate:
+	// null if either never fired. The lab fills them (Lab.Summary).
+	Alerts []Alert  `json:"alerts,omitempty"`
+	LeadS  *float64 `json:"lead_s"`
+	// Pods is each service's ready pods over time, one entry per change.
+	Pods map[string][]PodCount `json:"pods"`
+	// PeakAbandonedWorkPerS is, per dependency, the most attempts per
+	// second (over one Window) it worked on to the end although their
+	// caller had given up: load that serves nobody.
+	PeakAbandonedWorkPerS map[string]float64 `json:"peak_abandoned_work_per_s"`
 }
 
 // RecoveredAmplification and RecoveredSuccess define recovery.
@@ -185,6 +202,7 @@ func (s *Sim) Summary() Summary {
 	if rec != nil && *rec < out.Simulated-Window.Seconds() {
 		out.Recovered = rec
 	}
+	st.tl.fill(s, &out)
 	return out
 }
 

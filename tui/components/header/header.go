@@ -28,6 +28,9 @@ type Model struct {
 	Prom, Redis              Health
 	Refreshed                time.Time // end of the last refresh; zero: none yet
 	Refreshing               bool
+	// Clock, if set, is shown after the incident: a lab's simulated time
+	// and where its fault stands.
+	Clock func() string
 }
 
 // New returns the header.
@@ -72,6 +75,9 @@ func (m *Model) View() string {
 		age = "refreshed " + common.Ago(m.Now().Sub(m.Refreshed))
 	}
 	who := []string{st.Header.Render("stormctl"), st.HeaderLabel.Render("ctx ") + ctx, inc, st.HeaderLabel.Render("actor ") + m.Actor}
+	if m.Clock != nil {
+		who = append(who, st.Warn.Render(m.Clock()))
+	}
 	if m.ReadOnly {
 		who = append(who, st.Warn.Render("READ-ONLY"))
 	}
