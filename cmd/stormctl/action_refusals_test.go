@@ -53,7 +53,7 @@ func TestActionTTLBounds(t *testing.T) {
 	res, _ := e.expect(exit.OK, "alice", "retries", "off", "checkout->payments", "--ttl", "5m", "--reason", "amplification 4x", "--yes", "-o", "json")
 	n++
 	for _, c := range cases[:2] {
-		_, msg := e.expect(exit.Refused, "alice", "action", "extend", res["action_id"].(string), "--ttl="+c.ttl)
+		_, msg := e.expect(exit.Refused, "alice", "action", "extend", res["action_id"].(string), "--ttl="+c.ttl, "--reason", "still slow")
 		if !strings.Contains(msg, c.msg) {
 			t.Fatalf("extend --ttl %s: %s, want %q", c.ttl, msg, c.msg)
 		}

@@ -78,6 +78,9 @@ ServiceAccount, Role and RoleBinding it needs and exits.`,
 }
 
 func runActuateKubernetes(ctx context.Context, f *Factory, o *actuateKubeOptions) error {
+	if err := textOnly(f, "actuate kubernetes", "it runs until stopped and logs to stderr; its actuations are in the journal, its problems in stormctl status -o json"); err != nil {
+		return err
+	}
 	var m kube.Mapping
 	if o.mapping != "" {
 		var err error

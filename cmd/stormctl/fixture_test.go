@@ -7,17 +7,19 @@ import (
 )
 
 // The storm fixture: 45 minutes of the stormctl metric contract at 15 s
-// steps, ending now. checkout → payments is normal (one attempt per
-// request) until 20 minutes ago, then every request makes four attempts
-// (three of them timed-out retries) and checkout's pool fills. ledger → db
-// stays healthy throughout, and billing → tax has no requests at all.
+// steps, ending five minutes from now, so that a slow run cannot age the
+// last samples out of a rate window while it runs. checkout → payments is
+// normal (one attempt per request) until 15 minutes ago, then every
+// request makes four attempts (three of them timed-out retries) and
+// checkout's pool fills. ledger → db stays healthy throughout, and
+// billing → tax has no requests at all.
 const (
 	fixtureStep    = 15 * time.Second
 	fixtureSamples = 45 * 4
-	stormFrom      = 25 * 4 // sample index where the storm starts (20m before the end)
+	stormFrom      = 25 * 4 // sample index where the storm starts (20m before the end, 15m ago)
 )
 
-func fixtureEnd() time.Time { return time.Now().Truncate(fixtureStep) }
+func fixtureEnd() time.Time { return time.Now().Truncate(fixtureStep).Add(5 * time.Minute) }
 
 // profile returns per-sample values: normal before the storm, storm after.
 func profile(normal, storm float64) []float64 {

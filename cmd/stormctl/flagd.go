@@ -78,6 +78,9 @@ If Redis is lost the last snapshot keeps being served; after --stale-after
 }
 
 func runFlagdServe(ctx context.Context, f *Factory, o *flagdServeOptions) error {
+	if err := textOnly(f, "flagd serve", "it serves until stopped and logs to stderr; /metrics and /readyz on the management address report its state"); err != nil {
+		return err
+	}
 	o.opts.FailSafe = map[string]any{}
 	for _, s := range o.failSafes {
 		k, v, err := flagd.ParseFailSafe(s)
@@ -171,6 +174,9 @@ ConfigMap; --watch rewrites it on every lever change and at every expiry.`,
 }
 
 func runFlagsExport(ctx context.Context, f *Factory, o *flagsExportOptions) error {
+	if err := textOnly(f, "flags export", "its --format flagd is flagd's own JSON flag configuration"); err != nil {
+		return err
+	}
 	if o.format != "flagd" {
 		return exit.NewUsage(fmt.Errorf("--format %q: the only format is flagd", o.format))
 	}

@@ -110,7 +110,14 @@ func runJournalVerify(ctx context.Context, f *Factory, o *journalVerifyOptions) 
 		return fmt.Errorf("journal verify after %d entries: %w", rep.Entries, verr)
 	}
 	if format != output.Table {
-		if err := output.Structured(f.IO.Out, format, rep); err != nil {
+		// One document, failures included: the report and, on failure,
+		// the error with its exit code, as every -o json command prints.
+		f.printed = true
+		doc := struct {
+			*journal.Verification
+			Error *errorJSON `json:"error,omitempty"`
+		}{rep, newErrorJSON(verr)}
+		if err := output.Structured(f.IO.Out, format, doc); err != nil {
 			return err
 		}
 		return verr

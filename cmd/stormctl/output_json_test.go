@@ -114,7 +114,7 @@ func TestJSONOutputIncludesRefusals(t *testing.T) {
 		t.Fatalf("verify: %v", v)
 	}
 	v = doc(exit.CheckFailed, "journal", "verify", "--head", strings.Repeat("0", 64))
-	if r := errOf(v); v["chain_intact"] != false || r["exit_code"] != 4.0 {
+	if r := errOf(v); v["head_reached"] != false || r["exit_code"] != 4.0 {
 		t.Fatalf("verify with a wrong head: %v", v)
 	}
 	// Redis unreachable: the error names the address.
