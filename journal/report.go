@@ -140,7 +140,7 @@ func BuildReportWith(recs iter.Seq2[Record, error], o ReportOptions) (*Report, e
 	vo := o.verifyOptions()
 	vo.OnEntry = func(res EntryResult) {
 		if i, ok := at[res.Entry.Hash]; ok {
-			r.Signers[i] = signerOf(res)
+			r.Signers[i] = signerOf(res, o.RequireSignatures)
 		}
 	}
 	r.Signers = make(map[int]EntrySigner)
@@ -159,7 +159,7 @@ func BuildReportWith(recs iter.Seq2[Record, error], o ReportOptions) (*Report, e
 		return nil, verr
 	}
 	r.Proof.Verification = v
-	r.Proof.Checks = proofChecks(v)
+	r.Proof.Checks = proofChecks(v, o.RequireSignatures)
 	if len(unreadable) > 0 {
 		r.Proof.Checks = append(r.Proof.Checks, ProofCheck{Name: "readable records",
 			Detail: fmt.Sprintf("%d records are not journal entries and are not shown: %s", len(unreadable), strings.Join(unreadable[:min(5, len(unreadable))], ", "))})

@@ -15,6 +15,8 @@ type ReportOptions struct {
 	// AllowedSigners, if set, checks each entry's signer (see
 	// VerifyOptions); without it signatures are only checked to be valid.
 	AllowedSigners *AllowedSigners
+	// RequireSignatures makes an unsigned entry a failure of the proof.
+	RequireSignatures bool
 	// Signer signs the closing checkpoint as Actor; nil leaves it unsigned.
 	Signer Signer
 	Actor  string
@@ -23,7 +25,7 @@ type ReportOptions struct {
 }
 
 func (o ReportOptions) verifyOptions() VerifyOptions {
-	return VerifyOptions{Head: o.Head, AllowedSigners: o.AllowedSigners}
+	return VerifyOptions{Head: o.Head, AllowedSigners: o.AllowedSigners, RequireSignatures: o.RequireSignatures}
 }
 
 // EntrySigner is what the report's timeline says of one entry's
@@ -33,8 +35,9 @@ type EntrySigner struct {
 	Text, Class string
 }
 
-// signerOf is the timeline's signer cell of what Check found.
-func signerOf(res EntryResult) EntrySigner {
+// signerOf is the timeline's signer cell of what Check found; required
+// says an unsigned entry is a problem.
+func signerOf(res EntryResult, required bool) EntrySigner {
 	withDetail := func(s string) string {
 		if res.Detail != "" {
 			s += ": " + res.Detail
@@ -47,7 +50,10 @@ func signerOf(res EntryResult) EntrySigner {
 		return EntrySigner{Text: "signed by " + strings.TrimPrefix(res.Signer, ExpiryActor+" signed by "), Class: "ok"}
 	case StatusSigned:
 		return EntrySigner{Text: "signed by key " + res.Signer + ", not checked against allowed signers", Class: "muted"}
-	case StatusUnsigned: // the report does not require signatures
+	case StatusUnsigned: // ProblemUnsigned too: the same word
+		if required {
+			return EntrySigner{Text: "unsigned, signatures required", Class: "bad"}
+		}
 		return EntrySigner{Text: "unsigned", Class: "muted"}
 	}
 	return EntrySigner{Text: withDetail(res.Status), Class: "bad"}
@@ -56,15 +62,20 @@ func signerOf(res EntryResult) EntrySigner {
 // proofChecks are Check's Proven sentences as the report's proof lines:
 // the chain, the signatures, then each checkpoint. A line is OK when it
 // proves its part, FAILED when it found a forgery or a cut, and Skipped
-// ("not proven") when there was nothing to prove it with.
-func proofChecks(v *Verification) []ProofCheck {
+// ("not proven") when there was nothing to prove it with; required makes
+// an unsigned entry a failure.
+func proofChecks(v *Verification, required bool) []ProofCheck {
 	if len(v.Proven) < 2 {
 		v.Proven = v.proven()
 	}
 	chainOK := v.Failure == nil && (v.HeadExpected == "" || v.HeadReached)
 	out := []ProofCheck{{Name: "hash chain", OK: chainOK, Detail: v.Proven[0]}}
 	sig := ProofCheck{Name: "signatures", Detail: v.Proven[1]}
-	switch bad := v.ProblemCount - v.problems(ProblemUnsigned); {
+	bad := v.ProblemCount
+	if !required {
+		bad -= v.problems(ProblemUnsigned)
+	}
+	switch {
 	case bad > 0:
 	case v.Signed == 0 || v.AllowedSigners == "" || v.Unsigned > 0:
 		sig.Skipped = true

@@ -21,6 +21,7 @@ type journalExportOptions struct {
 	since, until    string
 	noCharts        bool
 	allowedSigners  string
+	requireSigs     bool
 }
 
 func newJournalExportCmd(f *Factory) *cobra.Command {
@@ -60,6 +61,7 @@ the journal signing key when there is one: keep the file, and
 	fl.StringVar(&o.format, "format", "md", "md, csv, jsonl or html")
 	fl.BoolVar(&o.noCharts, "no-charts", false, "html: do not query Prometheus for the charts")
 	fl.StringVar(&o.allowedSigners, "allowed-signers", "", "html: allowed_signers file the proof checks each entry's signer against (config: journal.allowed-signers)")
+	fl.BoolVar(&o.requireSigs, "require-signatures", false, "html: an unsigned entry fails the proof (needs allowed signers)")
 	fl.StringVar(&o.out, "out", "", "write to this file instead of stdout")
 	fl.StringVar(&o.incident, "incident", "", "only entries of this incident")
 	fl.StringVar(&o.actor, "actor", "", "only entries by this actor (declared or Redis user)")
@@ -95,8 +97,8 @@ func runJournalExport(ctx context.Context, f *Factory, o *journalExportOptions) 
 	if err != nil {
 		return err
 	}
-	if o.allowedSigners != "" && format != journal.HTML {
-		return exit.NewUsage(fmt.Errorf("--allowed-signers applies to --format html only (to check a %s export, run journal verify --file)", format))
+	if (o.allowedSigners != "" || o.requireSigs) && format != journal.HTML {
+		return exit.NewUsage(fmt.Errorf("--allowed-signers and --require-signatures apply to --format html only (to check a %s export, run journal verify --file)", format))
 	}
 	recs, head, done, err := o.src.records(ctx, f)
 	if err != nil {

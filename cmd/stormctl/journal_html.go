@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/journal"
 )
 
@@ -53,9 +54,13 @@ func (o *journalExportOptions) reportOptions(f *Factory, head string, flt journa
 	if o.allowedSigners == "" {
 		o.allowedSigners = cfg.Journal.AllowedSigners
 	}
+	if o.requireSigs && o.allowedSigners == "" {
+		return ro, exit.NewUsage(errRequireNeedsAllowed)
+	}
 	if ro.AllowedSigners, err = loadAllowedSigners(o.allowedSigners); err != nil {
 		return ro, err
 	}
+	ro.RequireSignatures = o.requireSigs
 	if ro.Signer, err = f.Signer(); err != nil {
 		return ro, err
 	}
@@ -111,6 +116,9 @@ func (o *journalExportOptions) verifyCommands(flt journal.Filter, checkpoint boo
 	verify := "stormctl journal verify" + src
 	if o.allowedSigners != "" {
 		verify += " --allowed-signers " + shellQuote(o.allowedSigners)
+	}
+	if o.requireSigs {
+		verify += " --require-signatures"
 	}
 	if checkpoint {
 		report := "REPORT.html"

@@ -100,6 +100,11 @@ func TestJournalExportHTMLCharts(t *testing.T) {
 		}
 	}
 	assertEscaped(t, html)
+	// The fixture is unsigned: every row says so, and so does the proof.
+	if got := signerCells(html); got["unsigned"] != 10 || len(got) != 1 ||
+		!strings.Contains(html, `<tr><td>signatures</td><td><span class="muted">not proven</span></td><td>unsigned: the chain detects accidental edits only`) {
+		t.Errorf("unsigned journal: signer cells %v", got)
+	}
 	if !strings.Contains(html, "exported range</td><td class=\"mono\">sha256 "+rangeHash(t)) {
 		t.Error("proof: the range hash is not the sha256 of the jsonl export the report tells to run")
 	}

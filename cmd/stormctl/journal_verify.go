@@ -78,7 +78,7 @@ func runJournalVerify(ctx context.Context, f *Factory, o *journalVerifyOptions) 
 	if o.requireSignatures && o.allowedSigners == "" {
 		// Anyone can sign with a fresh key: requiring signatures proves
 		// something only against a list of whose keys count.
-		return exit.NewUsage(errors.New("--require-signatures needs --allowed-signers (or journal.allowed-signers in the context): without it any key's signature would pass"))
+		return exit.NewUsage(errRequireNeedsAllowed)
 	}
 	if opts.AllowedSigners, err = loadAllowedSigners(o.allowedSigners); err != nil {
 		return err
@@ -183,6 +183,10 @@ func runJournalCheckpoint(ctx context.Context, f *Factory, o *journalCheckpointO
 		cp.Count, cp.Head, cfg.Actor, journal.KeyFingerprint(signer.PublicKey()), o.out)
 	return nil
 }
+
+// errRequireNeedsAllowed refuses --require-signatures alone: anyone can
+// sign with a fresh key.
+var errRequireNeedsAllowed = errors.New("--require-signatures needs --allowed-signers (or journal.allowed-signers in the context): without it any key's signature would pass")
 
 // loadAllowedSigners reads an allowed_signers file; nil for no path. A
 // file that cannot be read or parsed is a usage error (exit 2).
