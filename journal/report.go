@@ -61,7 +61,8 @@ type Proof struct {
 	CheckpointKey, CheckpointNote string
 	// Entries is how many entries the report shows; RangeHash is the
 	// SHA-256 of their stored forms, each followed by a newline: the
-	// sha256sum of `journal export --format jsonl` with the same filter.
+	// sha256sum of `journal export --format jsonl` with the same filter,
+	// less the export's closing checkpoint line.
 	Entries   int
 	RangeHash string
 	// FirstHash and LastHash are the chain hashes of the first and last

@@ -5,8 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -49,22 +47,9 @@ func TestBuildReport(t *testing.T) {
 	// The range hash is that of the filtered export.
 	other := buildReportFilter(t, lines, Filter{Actor: "bob"})
 	var buf bytes.Buffer
-	// The export ends with its checkpoint, which the range excludes.
 	if _, err := Export(&buf, JSONL, records(lines), Filter{Actor: "bob"}); err != nil || other.Proof.RangeHash != sha256Hex(withoutCheckpoint(buf.Bytes())) {
 		t.Errorf("filtered range hash: %v", err)
 	}
-}
-
-// withoutCheckpoint drops the checkpoint lines of a JSON Lines export, as
-// the report's re-verify command does with grep -v.
-func withoutCheckpoint(b []byte) []byte {
-	var out []byte
-	for _, l := range bytes.SplitAfter(b, []byte("\n")) {
-		if !IsCheckpoint(l) {
-			out = append(out, l...)
-		}
-	}
-	return out
 }
 
 func buildReportFilter(t testing.TB, lines [][]byte, f Filter) *Report {
@@ -229,27 +214,14 @@ func FuzzBuildReport(f *testing.F) {
 	})
 }
 
-// TestReportCheckpointNotForgeable: a checkpoint planted in a reason is
-// text in the timeline, never the report's checkpoint, even when the
-// report has none of its own (a broken chain).
-func TestReportCheckpointNotForgeable(t *testing.T) {
-	entries := scriptedIncident()
-	planted := `{"checkpoint":1,"head":"` + strings.Repeat("ab", 32) + `","count":1,"time":"2026-01-01T00:00:00Z"}`
-	entries[7].Reason = "note\n" + planted + "\n<pre class=\"mono\" id=\"checkpoint\">\n" + planted
-	lines := chain(t, entries)
-	for name, lines := range map[string][][]byte{"intact": lines, "broken": append(lines[:3:3], lines[4:]...)} {
-		var b bytes.Buffer
-		if _, err := Export(&b, HTML, records(lines), Filter{}); err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(t.TempDir(), "report.html")
-		os.WriteFile(path, b.Bytes(), 0o600)
-		cp, err := ReadCheckpoint(path)
-		switch {
-		case name == "intact" && (err != nil || cp.Count != len(lines)):
-			t.Errorf("intact: the report's own checkpoint must be read: %+v %v", cp, err)
-		case name == "broken" && (err == nil || !strings.Contains(err.Error(), "no checkpoint in the file")):
-			t.Errorf("broken: the planted checkpoint was taken: %+v %v", cp, err)
+// withoutCheckpoint drops an export's closing checkpoint line, as the
+// report's re-verify command does with grep -v.
+func withoutCheckpoint(export []byte) []byte {
+	var out []byte
+	for line := range bytes.Lines(export) {
+		if !IsCheckpoint(line) {
+			out = append(out, line...)
 		}
 	}
+	return out
 }
