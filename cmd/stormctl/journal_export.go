@@ -51,6 +51,7 @@ the journal signing key when there is one: keep the file, and
 
 --since and --until take RFC 3339 times, dates (UTC) or durations ago (90m).`,
 		Example: `  stormctl journal export --format html --incident INC-7 --out INC-7.html
+  stormctl journal export --format html --incident INC-7 --out INC-7.html --allowed-signers allowed_signers
   stormctl journal export --format md --incident INC-7 --out INC-7.md
   stormctl journal export --format csv --since 2h --actor alice
   stormctl journal export --format md --file saved-journal.jsonl`,

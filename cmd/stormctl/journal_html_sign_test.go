@@ -63,6 +63,12 @@ func TestJournalExportHTMLSigned(t *testing.T) {
 		}
 	}
 
+	for _, args := range [][]string{{"--format", "md", "--allowed-signers", e.allowed}, {"--format", "html", "--require-signatures", "--no-charts"}} {
+		if _, errOut, code := e.as("carol", "", append([]string{"journal", "export"}, args...)...); code != exit.Usage || !strings.Contains(errOut, "--allowed-signers") {
+			t.Errorf("%v: exit %d, want a usage error naming --allowed-signers: %s", args, code, errOut)
+		}
+	}
+
 	// Signed, keys not checked: the rows name the key, the proof says it is unproven.
 	html := e.signedReport("carol", "alice")
 	if !strings.Contains(html, "not checked against allowed signers (give --allowed-signers)") || signerCells(html)["signed by key "+fingerprint(t, e.keys["alice"])+", not checked against allowed signers"] != 1 {
