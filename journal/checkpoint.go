@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"os"
 	"time"
@@ -89,8 +90,11 @@ func ParseCheckpoint(data []byte) (Checkpoint, error) {
 	return c, nil
 }
 
+// reportCheckpointTag opens the HTML report's checkpoint (report.html.tmpl).
+const reportCheckpointTag = `<pre class="mono" id="checkpoint">`
+
 // ReadCheckpoint reads the checkpoint in the file at path: a file written
-// by `journal checkpoint`, or an export (jsonl, md or csv), whose last
+// by `journal checkpoint`, or an export (jsonl, md, csv or html), whose last
 // checkpoint it takes.
 func ReadCheckpoint(path string) (Checkpoint, error) {
 	data, err := os.ReadFile(path)
@@ -101,11 +105,18 @@ func ReadCheckpoint(path string) (Checkpoint, error) {
 	line, at := 0, 0
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+	inReport := false
 	for sc.Scan() {
 		line++
-		if IsCheckpoint(sc.Bytes()) {
+		switch {
+		case IsCheckpoint(sc.Bytes()):
 			found, at = bytes.TrimSpace(sc.Bytes()), line
+		case inReport:
+			// An HTML report holds its checkpoint, HTML-escaped, on the line
+			// after this tag, which no escaped journal text can forge.
+			found, at = []byte(html.UnescapeString(string(bytes.TrimSpace(sc.Bytes())))), line
 		}
+		inReport = string(bytes.TrimSpace(sc.Bytes())) == reportCheckpointTag
 	}
 	if found == nil {
 		found = csvCheckpoint(data)

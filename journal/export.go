@@ -95,7 +95,10 @@ func ExportWith(w io.Writer, format Format, recs iter.Seq2[Record, error], o Exp
 	var n int
 	var err error
 	t := &tally{}
-	recs = t.count(recs)
+	if format != HTML {
+		// The report checks a closing checkpoint in the records itself.
+		recs = t.count(recs)
+	}
 	switch format {
 	case JSONL:
 		n, err = exportJSONL(bw, recs, o.Filter)
@@ -104,7 +107,7 @@ func ExportWith(w io.Writer, format Format, recs iter.Seq2[Record, error], o Exp
 	case Markdown:
 		n, err = exportMarkdown(bw, Entries(recs), o.Filter)
 	case HTML:
-		n, err = exportHTML(bw, recs, o.Filter)
+		n, err = exportHTML(bw, recs, o)
 	default:
 		_, err = ParseFormat(string(format))
 	}
@@ -129,18 +132,25 @@ type tally struct {
 func (t *tally) count(recs iter.Seq2[Record, error]) iter.Seq2[Record, error] {
 	return func(yield func(Record, error) bool) {
 		for rec, err := range recs {
-			if err == nil && IsCheckpoint(rec.Data) {
+			if err == nil && !t.see(rec.Data) {
 				continue
-			}
-			if err == nil {
-				t.n++
-				t.head = storedHash(rec.Data)
 			}
 			if !yield(rec, err) {
 				return
 			}
 		}
 	}
+}
+
+// see counts an entry record and reports true, or reports false for a
+// checkpoint record, which is not counted.
+func (t *tally) see(data []byte) bool {
+	if IsCheckpoint(data) {
+		return false
+	}
+	t.n++
+	t.head = storedHash(data)
+	return true
 }
 
 // hashField precedes the hash in a stored entry. Inside a JSON string a

@@ -56,7 +56,7 @@ func TestExportGolden(t *testing.T) {
 // from an export in each format, as journal verify --checkpoint does.
 func TestEveryExportServesAsCheckpoint(t *testing.T) {
 	head := mustParse(t, chain(t, scriptedIncident())[10]).Hash
-	for _, format := range []Format{Markdown, CSV, JSONL} {
+	for _, format := range []Format{Markdown, CSV, JSONL, HTML} {
 		path := filepath.Join(t.TempDir(), "export."+string(format))
 		if err := os.WriteFile(path, export(t, format, Filter{Actor: "bob"}), 0o600); err != nil {
 			t.Fatal(err)

@@ -62,10 +62,16 @@ func scriptedIncident() []Entry {
 // chain seals entries in order and returns their stored forms.
 func chain(t testing.TB, entries []Entry) [][]byte {
 	t.Helper()
+	return chainSigned(t, entries, nil)
+}
+
+// chainSigned seals entries in order, each signed by signer (nil: none).
+func chainSigned(t testing.TB, entries []Entry, signer Signer) [][]byte {
+	t.Helper()
 	prev := ""
 	out := make([][]byte, len(entries))
 	for i, e := range entries {
-		sealed, stored, err := e.Seal(prev)
+		sealed, stored, err := e.SealWith(prev, signer)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -45,6 +45,7 @@ type htmlView struct {
 type htmlRow struct {
 	Entry
 	ActorText, EvidenceText, OutcomeText string
+	Signer                               EntrySigner
 	Class                                string
 }
 
@@ -64,8 +65,12 @@ func WriteHTML(w io.Writer, r *Report, now time.Time) error {
 			v.Charts = append(v.Charts, drawChart(c, sc, markers))
 		}
 	}
-	for _, e := range r.Entries {
-		v.Rows = append(v.Rows, htmlRow{Entry: e, ActorText: actorText(e), EvidenceText: evidenceText(e.Evidence, "\n"),
+	for i, e := range r.Entries {
+		sig, ok := r.Signers[i]
+		if !ok {
+			sig = EntrySigner{Text: "signature not checked: after the chain break", Class: "bad"}
+		}
+		v.Rows = append(v.Rows, htmlRow{Entry: e, ActorText: actorText(e), Signer: sig, EvidenceText: evidenceText(e.Evidence, "\n"),
 			OutcomeText: outcomeText(e), Class: eventClass(e.Event)})
 	}
 	var buf bytes.Buffer
@@ -77,9 +82,10 @@ func WriteHTML(w io.Writer, r *Report, now time.Time) error {
 }
 
 // exportHTML is the report without charts, for Export: the chain is
-// checked from the first entry, with no head to compare the end with.
-func exportHTML(w io.Writer, recs iter.Seq2[Record, error], f Filter) (int, error) {
-	r, err := BuildReport(recs, "", f)
+// checked from the first entry, with no head to compare the end with, and
+// the closing checkpoint is signed by o.Signer.
+func exportHTML(w io.Writer, recs iter.Seq2[Record, error], o ExportOptions) (int, error) {
+	r, err := BuildReportWith(recs, ReportOptions{Filter: o.Filter, Signer: o.Signer, Actor: o.Actor, Now: o.Now})
 	if err != nil {
 		return 0, err
 	}

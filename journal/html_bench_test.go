@@ -8,11 +8,11 @@ import (
 	"time"
 )
 
-// twoHourIncident is 200 entries over two hours: actions applied on
+// twoHourIncident is 200 entries, unsealed, over two hours: actions applied on
 // rotating targets and each ended by a release or an expiry, with notes
 // and playbook steps between, and five charts of two series each sampled
 // at the report's own step, as Prometheus would return them.
-func twoHourIncident(b *testing.B) ([][]byte, []Chart) {
+func twoHourIncident(b *testing.B) ([]Entry, []Chart) {
 	var entries []Entry
 	var open *LeverState
 	ev := []Evidence{{Query: "amplification", Pack: "stormctl", Value: 3.2, Threshold: "warn > 1.2, crit > 1.3 for 1m", Status: "crit", Time: t0}}
@@ -39,7 +39,6 @@ func twoHourIncident(b *testing.B) ([][]byte, []Chart) {
 		}
 		entries = append(entries, e)
 	}
-	lines := chain(b, entries)
 	r := &Report{Entries: entries}
 	from, to := r.ChartWindow()
 	step := ChartStep(from, to)
@@ -57,33 +56,61 @@ func twoHourIncident(b *testing.B) ([][]byte, []Chart) {
 		}
 		charts = append(charts, ch)
 	}
-	return lines, charts
+	return entries, charts
 }
 
 // BenchmarkReportHTML renders the report of a two-hour incident with 200
 // entries (Prometheus time excluded: the charts are given). Baseline: the
-// Markdown timeline of the same entries, in the same run.
+// Markdown timeline of the same entries, in the same run; html-signed has
+// every entry signed (ed25519) and checked against allowed_signers, and
+// its closing checkpoint signed.
 func BenchmarkReportHTML(b *testing.B) {
-	lines, charts := twoHourIncident(b)
+	entries, charts := twoHourIncident(b)
+	lines := chain(b, entries)
+	dir := b.TempDir()
+	alice := newKey(b, dir, "alice", "ed25519")
+	_, allowed := allowedFile(b, dir, "alice "+alice.pub)
+	signed := chainSigned(b, entries, alice.signer)
+	var base float64
+	perOp := func(b *testing.B, start time.Time) {
+		per := float64(time.Since(start).Nanoseconds()) / float64(b.N)
+		if base == 0 || b.Name() == "BenchmarkReportHTML/markdown-baseline" {
+			base = per
+		}
+		b.ReportMetric(per/base, "x-markdown")
+	}
 	b.Run("markdown-baseline", func(b *testing.B) {
 		b.ReportAllocs()
+		start := time.Now()
 		for b.Loop() {
 			if _, err := Export(io.Discard, Markdown, records(lines), Filter{Incident: "INC-7"}); err != nil {
 				b.Fatal(err)
 			}
 		}
+		perOp(b, start)
 	})
-	b.Run("html", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			r, err := BuildReport(records(lines), "", Filter{Incident: "INC-7"})
-			if err != nil {
-				b.Fatal(err)
+	for _, tc := range []struct {
+		name  string
+		lines [][]byte
+		opts  ReportOptions
+	}{
+		{"html", lines, ReportOptions{Filter: Filter{Incident: "INC-7"}}},
+		{"html-signed", signed, ReportOptions{Filter: Filter{Incident: "INC-7"}, AllowedSigners: allowed, Signer: alice.signer, Actor: "alice"}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			start := time.Now()
+			for b.Loop() {
+				r, err := BuildReportWith(records(tc.lines), tc.opts)
+				if err != nil || !r.Proof.Verification.OK() {
+					b.Fatal(err, r.Proof.Checks)
+				}
+				r.Charts = charts
+				if err := WriteHTML(io.Discard, r, t0); err != nil {
+					b.Fatal(err)
+				}
 			}
-			r.Charts = charts
-			if err := WriteHTML(io.Discard, r, t0); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+			perOp(b, start)
+		})
+	}
 }

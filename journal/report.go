@@ -21,9 +21,12 @@ type Report struct {
 	Responders      []string  // declared actors, in order of first appearance
 	Playbooks       []string  // "retry-storm (version 3)", in order of first appearance
 	Entries         []Entry
-	Spans           []LeverSpan
-	Proof           Proof
-	Charts          []Chart
+	// Signers says, by index in Entries, what each entry's signature
+	// proved; an entry absent was not checked (it follows a chain break).
+	Signers map[int]EntrySigner
+	Spans   []LeverSpan
+	Proof   Proof
+	Charts  []Chart
 	// ChartsNote says why there are no charts at all (--no-charts, no
 	// Prometheus); "" when Charts were asked for.
 	ChartsNote string
@@ -45,10 +48,17 @@ type LeverSpan struct {
 func (s LeverSpan) Lever() string { return s.Kind + " " + s.Target }
 
 // Proof is what the report can say about the integrity of the record. Checks
-// are the verifications that ran, in order; signatures and checkpoints add
-// their own lines here.
+// are what Check proved, in order: the chain, the signatures, the
+// checkpoints.
 type Proof struct {
-	Checks []ProofCheck
+	// Verification is Check's result over the whole journal read.
+	Verification *Verification
+	Checks       []ProofCheck
+	// Checkpoint is the closing checkpoint of the journal read, as other
+	// exports end with; nil, with CheckpointNote saying why, when the chain
+	// is broken. CheckpointKey is its signing key's fingerprint.
+	Checkpoint                    *Checkpoint
+	CheckpointKey, CheckpointNote string
 	// Entries is how many entries the report shows; RangeHash is the
 	// SHA-256 of their stored forms, each followed by a newline: the
 	// sha256sum of `journal export --format jsonl` with the same filter,
@@ -71,39 +81,49 @@ type ProofCheck struct {
 	Detail  string // "1234 entries, chain intact, head 3f2a…"
 }
 
-// unsigned is the proof line of a journal without signatures or
-// checkpoints: what the chain alone cannot prove.
-var unsigned = ProofCheck{Name: "signatures and checkpoints", Skipped: true,
-	Detail: "not checked: the entries carry no signatures and no checkpoint was given, so the chain shows accidental edits but proves nothing against someone who can write Redis"}
-
 // systemActors journal on their own and are not responders.
 var systemActors = []string{"stormctl (expiry)"}
 
-// BuildReport reads the whole journal once: it verifies the chain from the
-// first entry to head (as Verify does; "" for no head) and keeps the
-// entries that pass f. A broken chain is not an error here: it is the
-// report's first proof line, and the entries after the break are still
-// shown. A record that cannot be read is an error.
+// BuildReport reads the whole journal once and verifies it from the first
+// entry to head ("" for no head), signatures checked only for validity:
+// see BuildReportWith.
 func BuildReport(recs iter.Seq2[Record, error], head string, f Filter) (*Report, error) {
-	r := &Report{Incident: f.Incident}
+	return BuildReportWith(recs, ReportOptions{Head: head, Filter: f})
+}
+
+// BuildReportWith reads the whole journal once: it checks it as Check does
+// (chain to o.Head, signatures against o.AllowedSigners, a closing
+// checkpoint of a saved export), keeps the entries that pass o.Filter with
+// their signers, and makes the closing checkpoint of what it read. A broken
+// chain is not an error here: it is the report's first proof line, and the
+// entries after the break are still shown. A record that cannot be read is
+// an error.
+func BuildReportWith(recs iter.Seq2[Record, error], o ReportOptions) (*Report, error) {
+	r := &Report{Incident: o.Filter.Incident}
 	sum := sha256.New()
+	t := &tally{}
+	at := map[string]int{} // entry hash → index in r.Entries
 	var unreadable []string
 	collect := func(rec Record) {
+		if !t.see(rec.Data) {
+			return
+		}
 		var e Entry
 		if err := json.Unmarshal(rec.Data, &e); err != nil {
 			unreadable = append(unreadable, rec.Pos)
 			return
 		}
-		if !f.Match(e) {
+		if !o.Filter.Match(e) {
 			return
 		}
 		sum.Write(rec.Data)
 		sum.Write([]byte{'\n'})
+		at[e.Hash] = len(r.Entries)
 		r.add(e)
 	}
 	next, stop := iter.Pull2(recs)
 	defer stop()
-	// Verify sees every record; the records after a break are read here.
+	// Check sees every record; the records after a break are read here.
 	seq := func(yield func(Record, error) bool) {
 		for {
 			rec, err, ok := next()
@@ -118,7 +138,14 @@ func BuildReport(recs iter.Seq2[Record, error], head string, f Filter) (*Report,
 			}
 		}
 	}
-	n, verr := Verify(seq, head)
+	vo := o.verifyOptions()
+	vo.OnEntry = func(res EntryResult) {
+		if i, ok := at[res.Entry.Hash]; ok {
+			r.Signers[i] = signerOf(res, o.RequireSignatures)
+		}
+	}
+	r.Signers = make(map[int]EntrySigner)
+	v, verr := Check(seq, vo)
 	for {
 		rec, err, ok := next()
 		if !ok {
@@ -132,12 +159,15 @@ func BuildReport(recs iter.Seq2[Record, error], head string, f Filter) (*Report,
 	if _, broken := verr.(*VerifyError); verr != nil && !broken {
 		return nil, verr
 	}
-	r.Proof.Checks = append(r.Proof.Checks, chainCheck(n, head, verr))
+	r.Proof.Verification = v
+	r.Proof.Checks = proofChecks(v, o.RequireSignatures)
 	if len(unreadable) > 0 {
 		r.Proof.Checks = append(r.Proof.Checks, ProofCheck{Name: "readable records",
 			Detail: fmt.Sprintf("%d records are not journal entries and are not shown: %s", len(unreadable), strings.Join(unreadable[:min(5, len(unreadable))], ", "))})
 	}
-	r.Proof.Checks = append(r.Proof.Checks, unsigned)
+	if err := r.Proof.close(t, o, v); err != nil {
+		return nil, err
+	}
 	r.Proof.Entries = len(r.Entries)
 	r.Proof.RangeHash = hex.EncodeToString(sum.Sum(nil))
 	if len(r.Entries) > 0 {
@@ -145,21 +175,6 @@ func BuildReport(recs iter.Seq2[Record, error], head string, f Filter) (*Report,
 	}
 	r.spans()
 	return r, nil
-}
-
-func chainCheck(n int, head string, err error) ProofCheck {
-	c := ProofCheck{Name: "hash chain", OK: err == nil}
-	if err != nil {
-		c.Detail = err.Error()
-		return c
-	}
-	c.Detail = fmt.Sprintf("%d entries from the first, chain intact", n)
-	if head != "" {
-		c.Detail += fmt.Sprintf(", ends at the control plane's head %.12s…", head)
-	} else {
-		c.Detail += "; no head to compare the end with (entries cut from the end would not show)"
-	}
-	return c
 }
 
 func (r *Report) add(e Entry) {

@@ -38,7 +38,7 @@ func TestBuildReport(t *testing.T) {
 	if strings.Join(got, "; ") != strings.Join(want, "; ") {
 		t.Errorf("spans:\n got %v\nwant %v", got, want)
 	}
-	if c := r.Proof.Checks[0]; !c.OK || !strings.Contains(c.Detail, "11 entries from the first, chain intact") {
+	if c := r.Proof.Checks[0]; !c.OK || !strings.Contains(c.Detail, "chain intact: 11 entries linked by SHA-256 from the first") {
 		t.Errorf("proof: %+v", r.Proof.Checks)
 	}
 	if r.Proof.Entries != 11 || r.Proof.RangeHash != sha256Hex(jsonl(lines)) {
@@ -81,8 +81,11 @@ func TestBuildReportBrokenChain(t *testing.T) {
 	// A record that is not an entry is named, not fatal.
 	lines = append(lines, []byte("not json"))
 	r = buildReport(t, lines, "")
-	if len(r.Proof.Checks) != 3 || !strings.Contains(r.Proof.Checks[1].Detail, "line 11") {
+	if c := r.Proof.Checks[len(r.Proof.Checks)-1]; c.Name != "readable records" || !strings.Contains(c.Detail, "line 11") {
 		t.Errorf("unreadable record: %+v", r.Proof.Checks)
+	}
+	if r.Proof.Checkpoint != nil || !strings.Contains(r.Proof.CheckpointText(), "No closing checkpoint") {
+		t.Errorf("a broken chain must get no closing checkpoint: %+v", r.Proof.Checkpoint)
 	}
 	// A head the record does not reach: entries cut from the end.
 	r = buildReport(t, chain(t, scriptedIncident())[:9], "feedface")

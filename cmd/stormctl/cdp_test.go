@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -57,6 +58,11 @@ func startChromium(t *testing.T) *devtools {
 		"--no-first-run", "--disable-extensions", "--disable-sync", "--hide-scrollbars", "--window-size=1200,2400",
 		"--user-data-dir="+t.TempDir(), "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1",
 		"--remote-allow-origins=http://127.0.0.1", "about:blank")
+	// Chromium's renderer and crashpad children outlive a killed browser
+	// process and keep writing the profile while TempDir removes it: kill
+	// the whole group.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,8 @@ type journalExportOptions struct {
 	incident, actor string
 	since, until    string
 	noCharts        bool
+	allowedSigners  string
+	requireSigs     bool
 }
 
 func newJournalExportCmd(f *Factory) *cobra.Command {
@@ -37,7 +39,9 @@ func newJournalExportCmd(f *Factory) *cobra.Command {
   html   one self-contained post-incident report (no scripts, fonts or
          requests; prints on A4; dark and light): key times, the signals
          from Prometheus over the incident with a marker per entry, each
-         lever's lifetime, the timeline and the chain's proof. Without
+         lever's lifetime, the timeline with each entry's signer, and the
+         proof (journal verify's result, against --allowed-signers or the
+         context's journal.allowed-signers when given). Without
          Prometheus (or with --no-charts) it says so in place of each chart.
 
 Every export ends with the checkpoint of the journal it read (head hash and
@@ -47,6 +51,7 @@ the journal signing key when there is one: keep the file, and
 
 --since and --until take RFC 3339 times, dates (UTC) or durations ago (90m).`,
 		Example: `  stormctl journal export --format html --incident INC-7 --out INC-7.html
+  stormctl journal export --format html --incident INC-7 --out INC-7.html --allowed-signers allowed_signers
   stormctl journal export --format md --incident INC-7 --out INC-7.md
   stormctl journal export --format csv --since 2h --actor alice
   stormctl journal export --format md --file saved-journal.jsonl`,
@@ -56,6 +61,8 @@ the journal signing key when there is one: keep the file, and
 	fl := cmd.Flags()
 	fl.StringVar(&o.format, "format", "md", "md, csv, jsonl or html")
 	fl.BoolVar(&o.noCharts, "no-charts", false, "html: do not query Prometheus for the charts")
+	fl.StringVar(&o.allowedSigners, "allowed-signers", "", "html: allowed_signers file the proof checks each entry's signer against (config: journal.allowed-signers)")
+	fl.BoolVar(&o.requireSigs, "require-signatures", false, "html: an unsigned entry fails the proof (needs allowed signers)")
 	fl.StringVar(&o.out, "out", "", "write to this file instead of stdout")
 	fl.StringVar(&o.incident, "incident", "", "only entries of this incident")
 	fl.StringVar(&o.actor, "actor", "", "only entries by this actor (declared or Redis user)")
@@ -93,6 +100,9 @@ func runJournalExport(ctx context.Context, f *Factory, o *journalExportOptions) 
 	flt, err := o.filter(time.Now())
 	if err != nil {
 		return err
+	}
+	if (o.allowedSigners != "" || o.requireSigs) && format != journal.HTML {
+		return exit.NewUsage(fmt.Errorf("--allowed-signers and --require-signatures apply to --format html only (to check a %s export, run journal verify --file)", format))
 	}
 	recs, head, done, err := o.src.records(ctx, f)
 	if err != nil {

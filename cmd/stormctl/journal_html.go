@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/internal/sanitize"
 	"github.com/stormctl/stormctl/journal"
 )
@@ -18,7 +19,11 @@ import (
 // warnings, one line each and safe to print.
 func writeHTMLReport(ctx context.Context, f *Factory, o *journalExportOptions, w io.Writer,
 	recs iter.Seq2[journal.Record, error], head string, flt journal.Filter) (int, []string, error) {
-	rep, err := journal.BuildReport(recs, head, flt)
+	ro, err := o.reportOptions(f, head, flt)
+	if err != nil {
+		return 0, nil, err
+	}
+	rep, err := journal.BuildReportWith(recs, ro)
 	if err != nil {
 		return 0, nil, fmt.Errorf("journal export: %w", err)
 	}
@@ -34,8 +39,34 @@ func writeHTMLReport(ctx context.Context, f *Factory, o *journalExportOptions, w
 			warnings[i] = sanitize.Line(w)
 		}
 	}
-	rep.Proof.Commands = o.verifyCommands(flt)
+	rep.Proof.Commands = o.verifyCommands(flt, rep.Proof.Checkpoint != nil)
 	return len(rep.Entries), warnings, journal.WriteHTML(w, rep, time.Now())
+}
+
+// reportOptions are what the report's proof checks against (the allowed
+// signers of --allowed-signers or the context) and signs its closing
+// checkpoint with (the journal signing key, as the current actor).
+func (o *journalExportOptions) reportOptions(f *Factory, head string, flt journal.Filter) (journal.ReportOptions, error) {
+	ro := journal.ReportOptions{Filter: flt, Head: head}
+	cfg, err := f.Config()
+	if err != nil {
+		return ro, err
+	}
+	if o.allowedSigners == "" {
+		o.allowedSigners = cfg.Journal.AllowedSigners
+	}
+	if o.requireSigs && o.allowedSigners == "" {
+		return ro, exit.NewUsage(errRequireNeedsAllowed)
+	}
+	if ro.AllowedSigners, err = loadAllowedSigners(o.allowedSigners); err != nil {
+		return ro, err
+	}
+	ro.RequireSignatures = o.requireSigs
+	if ro.Signer, err = f.Signer(); err != nil {
+		return ro, err
+	}
+	ro.Actor = cfg.Actor
+	return ro, nil
 }
 
 // reportWriter writes an incident's HTML report from the control plane's
@@ -77,10 +108,25 @@ func (r reportWriter) WriteReport(ctx context.Context, incident string) (string,
 // verifyCommands are the shell commands that re-check the report's proof.
 // Relative --since/--until are written as the times they resolved to, so
 // the commands select the same range tomorrow.
-func (o *journalExportOptions) verifyCommands(flt journal.Filter) []string {
+// With a checkpoint, verify matches it from the report file itself.
+func (o *journalExportOptions) verifyCommands(flt journal.Filter, checkpoint bool) []string {
 	src := ""
 	if o.src.file != "" {
 		src = " --file " + shellQuote(o.src.file)
+	}
+	verify := "stormctl journal verify" + src
+	if o.allowedSigners != "" {
+		verify += " --allowed-signers " + shellQuote(o.allowedSigners)
+	}
+	if o.requireSigs {
+		verify += " --require-signatures"
+	}
+	if checkpoint {
+		report := "REPORT.html"
+		if o.out != "" {
+			report = shellQuote(o.out)
+		}
+		verify += " --checkpoint " + report
 	}
 	at := func(t time.Time) string {
 		if t.IsZero() {
@@ -95,7 +141,7 @@ func (o *journalExportOptions) verifyCommands(flt journal.Filter) []string {
 		}
 	}
 	return []string{
-		"stormctl journal verify" + src,
+		verify,
 		"stormctl journal export --format jsonl" + src + filter + ` | grep -v '^{"checkpoint":' | sha256sum`,
 	}
 }

@@ -35,10 +35,17 @@ func exportHTML(t *testing.T, promURL string, extra ...string) (string, string, 
 	args := append([]string{"journal", "export", "--format", "html", "--incident", "INC-42", "--file", path, "--out", out}, extra...)
 	_, stderr, code := runCLI(t, map[string]string{"STORMCTL_PROMETHEUS_URL": promURL}, args...)
 	data, _ := os.ReadFile(out)
-	// The file's place and the generation time differ per run.
-	html := strings.ReplaceAll(string(data), path, "JOURNAL.jsonl")
+	return normalReport(string(data), path, out), stderr, code
+}
+
+// normalReport replaces what differs per run in a report: the files'
+// places, the generation time and the closing checkpoint's time.
+func normalReport(html, journalPath, reportPath string) string {
+	html = strings.ReplaceAll(html, journalPath, "JOURNAL.jsonl")
+	html = strings.ReplaceAll(html, reportPath, "REPORT.html")
 	html = regexp.MustCompile(`<dt>Generated</dt><dd>[^<]*`).ReplaceAllString(html, "<dt>Generated</dt><dd>NOW")
-	return html, stderr, code
+	html = regexp.MustCompile(`(&#34;time&#34;:&#34;)[^&]*`).ReplaceAllString(html, "${1}NOW")
+	return regexp.MustCompile(`(head [0-9a-f]{64}, at )[^;]*`).ReplaceAllString(html, "${1}NOW")
 }
 
 func TestJournalExportHTMLCharts(t *testing.T) {
@@ -93,10 +100,15 @@ func TestJournalExportHTMLCharts(t *testing.T) {
 		}
 	}
 	assertEscaped(t, html)
+	// The fixture is unsigned: every row says so, and so does the proof.
+	if got := signerCells(html); got["unsigned"] != 10 || len(got) != 1 ||
+		!strings.Contains(html, `<tr><td>signatures</td><td><span class="muted">not proven</span></td><td>unsigned: the chain detects accidental edits only`) {
+		t.Errorf("unsigned journal: signer cells %v", got)
+	}
 	if !strings.Contains(html, "exported range</td><td class=\"mono\">sha256 "+rangeHash(t)) {
 		t.Error("proof: the range hash is not the sha256 of the jsonl export the report tells to run")
 	}
-	if !strings.Contains(html, "stormctl journal verify --file JOURNAL.jsonl") ||
+	if !strings.Contains(html, "stormctl journal verify --file JOURNAL.jsonl --checkpoint REPORT.html") ||
 		!strings.Contains(html, "stormctl journal export --format jsonl --file JOURNAL.jsonl --incident INC-42 | grep -v &#39;^{&#34;checkpoint&#34;:&#39; | sha256sum") {
 		t.Error("proof: re-verify commands missing")
 	}
@@ -185,8 +197,8 @@ func TestJournalExportHTMLFromRedis(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "exported 2 entries to "+out) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{`<span class="ok">verified</span>`, "ends at the control plane&#39;s head " + head[:12],
-		"stormctl journal verify\n", "retries checkout-&gt;payments", "breaker payments"} {
+	for _, want := range []string{`<span class="ok">verified</span>`, "reaching the control plane&#39;s head", "head " + head[:12],
+		"stormctl journal verify --checkpoint " + out + "\n", "retries checkout-&gt;payments", "breaker payments"} {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("report from Redis lacks %q", want)
 		}

@@ -78,18 +78,10 @@ func runJournalVerify(ctx context.Context, f *Factory, o *journalVerifyOptions) 
 	if o.requireSignatures && o.allowedSigners == "" {
 		// Anyone can sign with a fresh key: requiring signatures proves
 		// something only against a list of whose keys count.
-		return exit.NewUsage(errors.New("--require-signatures needs --allowed-signers (or journal.allowed-signers in the context): without it any key's signature would pass"))
+		return exit.NewUsage(errRequireNeedsAllowed)
 	}
-	if o.allowedSigners != "" {
-		fh, err := os.Open(o.allowedSigners)
-		if err != nil {
-			return exit.NewUsage(err)
-		}
-		opts.AllowedSigners, err = journal.ParseAllowedSigners(fh, o.allowedSigners)
-		fh.Close()
-		if err != nil {
-			return exit.NewUsage(err)
-		}
+	if opts.AllowedSigners, err = loadAllowedSigners(o.allowedSigners); err != nil {
+		return err
 	}
 	for _, path := range o.checkpoints {
 		cp, err := journal.ReadCheckpoint(path)
@@ -197,6 +189,28 @@ func runJournalCheckpoint(ctx context.Context, f *Factory, o *journalCheckpointO
 	fmt.Fprintf(f.IO.ErrOut, "checkpoint of %d entries (head %.12s) signed by %q with %s written to %s\n",
 		cp.Count, cp.Head, cfg.Actor, journal.KeyFingerprint(signer.PublicKey()), o.out)
 	return nil
+}
+
+// errRequireNeedsAllowed refuses --require-signatures alone: anyone can
+// sign with a fresh key.
+var errRequireNeedsAllowed = errors.New("--require-signatures needs --allowed-signers (or journal.allowed-signers in the context): without it any key's signature would pass")
+
+// loadAllowedSigners reads an allowed_signers file; nil for no path. A
+// file that cannot be read or parsed is a usage error (exit 2).
+func loadAllowedSigners(path string) (*journal.AllowedSigners, error) {
+	if path == "" {
+		return nil, nil
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, exit.NewUsage(err)
+	}
+	defer fh.Close()
+	a, err := journal.ParseAllowedSigners(fh, path)
+	if err != nil {
+		return nil, exit.NewUsage(err)
+	}
+	return a, nil
 }
 
 // writeFileAtomic writes data beside path and renames it into place, so a
