@@ -172,7 +172,7 @@ func TestDoctorTableEscapesServerText(t *testing.T) {
 		if strings.ContainsAny(out.String(), "\x1b\a\r\x07") {
 			t.Errorf("raw control characters reach the terminal (tty %v): %q", tty, out.String())
 		}
-		if !strings.Contains(out.String(), `check\x1b]0;pwned\aout`) {
+		if !strings.Contains(out.String(), `check\u001b]0;pwned\u0007out`) {
 			t.Errorf("escaped value missing: %q", out.String())
 		}
 	}
