@@ -196,31 +196,3 @@ once: a sync that is interrupted can be run again.`,
 	cmd.Flags().StringVar(&path, "file", "", "pending file (default $STORMCTL_JOURNAL_PENDING or $XDG_STATE_HOME/stormctl/journal-pending.jsonl)")
 	return cmd
 }
-
-// verifyReport is what `journal verify -o json` prints.
-type verifyReport struct {
-	Entries     int        `json:"entries"`
-	Head        string     `json:"head,omitempty"`
-	ChainIntact bool       `json:"chain_intact"`
-	Error       *errorJSON `json:"error,omitempty"`
-}
-
-// printVerify prints the report (a table prints only success, the error
-// going to stderr) and returns err.
-func printVerify(f *Factory, rep verifyReport, err error) error {
-	perr := f.Print(rep, func(bool) error {
-		if err != nil {
-			return nil
-		}
-		fmt.Fprintf(f.IO.Out, "journal verified: %d entries, chain intact", rep.Entries)
-		if rep.Head != "" {
-			fmt.Fprintf(f.IO.Out, ", head %.12s", rep.Head)
-		}
-		_, err := fmt.Fprintln(f.IO.Out)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	return perr
-}
