@@ -35,7 +35,7 @@ func TestDashboardFleetEndToEnd(t *testing.T) {
 	s := &tmuxSession{t: t, socket: fmt.Sprintf("stormctl-fleet-%d", os.Getpid())}
 	t.Cleanup(func() { _, _ = s.tmux("kill-server") })
 	cmd := fmt.Sprintf("env %s %s dash --read-only --refresh 5s 2>%s", strings.Join(env, " "), bin, filepath.Join(dir, "dash.err"))
-	if out, err := s.tmux("new-session", "-d", "-s", "dash", "-x", "160", "-y", "48", cmd); err != nil {
+	if out, err := s.tmux("new-session", "-d", "-s", "dash", "-x", "160", "-y", "48", "-c", dir, cmd); err != nil {
 		t.Fatalf("tmux: %v: %s", err, out)
 	}
 	s.waitFor("the fleet's counts", regexp.MustCompile(`amplification: 3 crit, 4 warn of 3,000 series`), 60*time.Second)

@@ -43,7 +43,7 @@ func TestDashboardHostileTextInTmux(t *testing.T) {
 	s := &tmuxSession{t: t, socket: fmt.Sprintf("stormctl-hostile-%d", os.Getpid())}
 	t.Cleanup(func() { _, _ = s.tmux("kill-server") })
 	cmd := fmt.Sprintf("env %s %s dash --refresh 2s 2>%s", strings.Join(env, " "), bin, filepath.Join(dir, "dash.err"))
-	if out, err := s.tmux("-f", "/dev/null", "new-session", "-d", "-s", "dash", "-x", "200", "-y", "60", cmd, ";",
+	if out, err := s.tmux("-f", "/dev/null", "new-session", "-d", "-s", "dash", "-x", "200", "-y", "60", "-c", dir, cmd, ";",
 		"set", "-g", "set-clipboard", "on", ";", "select-pane", "-t", "dash", "-T", "clean"); err != nil {
 		t.Fatalf("tmux: %v: %s", err, out)
 	}
@@ -94,7 +94,7 @@ func TestDemoTimelineHostileTextInTmux(t *testing.T) {
 	t.Cleanup(func() { _, _ = s.tmux("kill-server") })
 	// The pane outlives the demo, so that its last output can be read.
 	cmd := fmt.Sprintf("env %s %s demo --redis-url %s --refresh 2s 2>%s; sleep 600", strings.Join(env, " "), bin, rd.URL("", ""), errFile)
-	if out, err := s.tmux("-f", "/dev/null", "new-session", "-d", "-s", "dash", "-x", "200", "-y", "60", cmd, ";",
+	if out, err := s.tmux("-f", "/dev/null", "new-session", "-d", "-s", "dash", "-x", "200", "-y", "60", "-c", dir, cmd, ";",
 		"set", "-g", "set-clipboard", "on", ";", "set", "-g", "history-limit", "5000", ";", "select-pane", "-t", "dash", "-T", "clean"); err != nil {
 		t.Fatalf("tmux: %v: %s", err, out)
 	}
