@@ -37,6 +37,15 @@ type Fleet struct {
 	// chosen at the end (@ end()), so they keep the same members over the
 	// whole range and bring their history, and only theirs.
 	RangeExpr string
+	// Fallback, when not "", is an instant expression to ask instead when
+	// Expr has no data (Request.Fallback), and FallbackNote says why it
+	// was needed if neither has.
+	Fallback, FallbackNote string
+}
+
+// Request is the instant request of the fleet expression at t.
+func (f *Fleet) Request(key string, t time.Time) Request {
+	return Request{Key: key, Expr: f.Expr, Time: t, Metrics: f.Metrics, Fallback: f.Fallback, FallbackNote: f.FallbackNote}
 }
 
 // RenderFleet renders query id like Render, then reduces it for a fleet of

@@ -39,7 +39,8 @@ func TestRecordedFleetAgainstPrometheus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := runner.Run(context.Background(), Request{Expr: f.Expr, Time: fleetEnd, Metrics: f.Metrics})
+	// No fleet rules here: the fallback ranks the recorded series.
+	res := runner.Run(context.Background(), f.Request("", fleetEnd))
 	if res.Err != nil || res.NoData != nil {
 		t.Fatalf("%v %v\n%s", res.Err, res.NoData, f.Expr)
 	}
@@ -55,7 +56,7 @@ func TestRecordedFleetAgainstPrometheus(t *testing.T) {
 	}
 	// Without the rules, "no data" names the recorded metric to load.
 	_, bare, _ := startFleet(t, testenv.Fleet{Services: 1, End: fleetEnd})
-	res = bare.Run(context.Background(), Request{Expr: f.Expr, Time: fleetEnd, Metrics: f.Metrics})
+	res = bare.Run(context.Background(), f.Request("", fleetEnd))
 	if res.NoData == nil || !contains(res.NoData.Missing, "stormctl:amplification:ratio") {
 		t.Errorf("no rules loaded: %+v", res.NoData)
 	}

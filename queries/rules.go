@@ -1,7 +1,6 @@
 package queries
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -37,32 +36,10 @@ func (q *Query) RecordName() string { return "stormctl:" + q.ID + ":" + q.Unit }
 // severity warning or critical, and annotations from the catalogue. p's
 // filters and window are baked into the expressions.
 func (c *Catalog) Rules(pack string, p Params) ([]byte, error) {
-	packs := c.packs
-	if pack != "" {
-		pk, err := c.Pack(pack)
-		if err != nil {
-			return nil, err
-		}
-		packs = []*Pack{pk}
-	}
-	var f ruleFile
-	for _, pk := range packs {
-		g := ruleGroup{Name: "stormctl-" + pk.Name}
-		for _, q := range c.queries {
-			r, err := c.Render(q.ID, pk.Name, p)
-			var unsupported *UnsupportedError
-			if errors.As(err, &unsupported) {
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
-			g.Rules = append(g.Rules, queryRules(q, r)...)
-		}
-		if len(g.Rules) > 0 {
-			f.Groups = append(f.Groups, g)
-		}
-	}
+	return c.rules(pack, p, 0, true)
+}
+
+func marshalRules(f ruleFile) ([]byte, error) {
 	return yaml.MarshalWithOptions(f, yaml.UseLiteralStyleIfMultiline(true))
 }
 

@@ -12,13 +12,21 @@ import (
 	"github.com/stormctl/stormctl/internal/testenv"
 )
 
-// Every pack's rules, and all packs together, pass the real promtool.
+// Every pack's rules, and all packs together, pass the real promtool,
+// and again with the fleet rules (RulesWithFleet).
 func TestRulesPassPromtool(t *testing.T) {
 	testenv.Need(t, "promtool")
 	c := mustLoad(t)
 	dir := t.TempDir()
-	for _, pack := range append([]string{""}, builtinPacks...) {
+	for i, pack := range append(append([]string{""}, builtinPacks...), append([]string{""}, builtinPacks...)...) {
 		b, err := c.Rules(pack, Params{})
+		if withFleet := i > len(builtinPacks); withFleet {
+			b, err = c.RulesWithFleet(pack, Params{}, DefaultRulesTop)
+			if err == nil && !strings.Contains(string(b), ":fleet_levels") {
+				t.Errorf("%q: no fleet rules\n%s", pack, b)
+			}
+			pack += "-fleet"
+		}
 		if err != nil {
 			t.Fatalf("%q: %v", pack, err)
 		}

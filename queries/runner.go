@@ -21,6 +21,10 @@ type Request struct {
 	Time    time.Time // instant query time; zero = now
 	Range   *Range    // non-nil: a range query
 	Metrics []string  // metric names Expr reads, to explain "no data"
+	// Fallback, when not "", is an instant query asked when Expr has no
+	// data, of the metrics in Metrics; if it has none either, the no-data
+	// message starts with FallbackNote.
+	Fallback, FallbackNote string
 }
 
 // Range makes a Request a range query.
@@ -203,6 +207,9 @@ func (r *Runner) evaluate(ctx context.Context, key string, req Request) Result {
 		v, warns, infos, err = r.c.QueryRange(ctx, req.Expr, v1.Range(*req.Range), v1.WithTimeout(r.opts.Timeout))
 	} else {
 		v, warns, infos, err = r.c.Query(ctx, req.Expr, req.Time, v1.WithTimeout(r.opts.Timeout))
+		if err == nil && req.Fallback != "" && empty(v) {
+			v, warns, infos, err = r.c.Query(ctx, req.Fallback, req.Time, v1.WithTimeout(r.opts.Timeout))
+		}
 	}
 	res.Warnings, res.Infos = warns, infos
 	if err == nil {
@@ -213,6 +220,9 @@ func (r *Runner) evaluate(ctx context.Context, key string, req Request) Result {
 	}
 	if err == nil && len(res.Series) == 0 {
 		res.NoData = r.diagnose(ctx, req)
+		if req.Fallback != "" && req.Range == nil {
+			res.NoData.Message = req.FallbackNote + "; " + res.NoData.Message
+		}
 	}
 	res.Took = r.opts.Now().Sub(start)
 	if err != nil {

@@ -49,3 +49,9 @@ func labelsOf(m model.Metric) map[string]string {
 	}
 	return out
 }
+
+// empty reports whether an instant result has no series.
+func empty(v model.Value) bool {
+	vec, ok := v.(model.Vector)
+	return v == nil || ok && len(vec) == 0
+}

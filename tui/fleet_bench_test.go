@@ -57,15 +57,31 @@ type fleetBench struct {
 	runner *queries.Runner
 }
 
-func newFleetBench(b *testing.B, services, top int, recorded bool) *fleetBench {
+// Where a fleet bench's Prometheus answers from (see BenchmarkFleetScale).
+const (
+	fromRaw        = "raw"
+	fromRecorded   = "recorded"
+	fromFleetRules = "fleet-rules"
+)
+
+func newFleetBench(b *testing.B, services, top int, from string) *fleetBench {
 	_, prom := fleetWorld(b, services)
+	recorded := from != fromRaw
 	if recorded {
 		rules, err := catalog(b).Rules(queries.DefaultPack, queries.Params{})
 		if err != nil {
 			b.Fatal(err)
 		}
+		stages := []string{string(rules)}
+		if from == fromFleetRules {
+			fleet, err := catalog(b).FleetRules(queries.DefaultPack, top)
+			if err != nil {
+				b.Fatal(err)
+			}
+			stages = append(stages, string(fleet))
+		}
 		start := t0.Add(-testenv.FleetStep * (testenv.FleetSamples - 1))
-		blocks := prom.RuleBlocks(b, string(rules), start, t0.Add(testenv.FleetStep), testenv.FleetStep)
+		blocks := prom.StagedRuleBlocks(b, stages, start, t0.Add(testenv.FleetStep), testenv.FleetStep)
 		prom.Stop()
 		prom = testenv.StartPrometheus(b, testenv.PromOptions{Blocks: blocks})
 	}
@@ -75,6 +91,16 @@ func newFleetBench(b *testing.B, services, top int, recorded bool) *fleetBench {
 		b.Fatal(err)
 	}
 	fb.runner = queries.NewRunner(c, queries.RunnerOptions{Timeout: 60 * time.Second})
+	if from == fromFleetRules { // measured from the fleet rules, not from their fallback
+		f, err := catalog(b).RenderRecordedFleet("amplification", "", top)
+		if err != nil {
+			b.Fatal(err)
+		}
+		res := queries.SplitFleet(f, fb.runner.Run(context.Background(), f.Request("", t0)).Series)
+		if len(res.Worst) == 0 || res.Worst[0].Labels["__name__"] != "stormctl:amplification:fleet_top" {
+			b.Fatalf("fleet rules not read: %v", res.Worst)
+		}
+	}
 	plan := signals.Plan{Catalog: catalog(b), Top: top, Recorded: recorded}
 	fb.h = newHarness(b, newClock(), Deps{Querier: fb.runner}, Options{Signals: plan}, 200, 60)
 	fb.h.until("the first refresh", func() bool { return len(fb.h.m.signals.Panels()) > 0 })
@@ -135,22 +161,20 @@ func (fb *fleetBench) cycle(ctx context.Context) cycleStats {
 // the refresh and of the panel update, View() time and allocations.
 // Targets: ≤ 2× at 100× the fleet, and the same requests per refresh.
 // "recorded" ranks the series of the catalogue's recording rules,
-// backfilled with promtool, as dash --recorded does.
+// backfilled with promtool, as dash --recorded does without the fleet
+// rules; "fleet-rules" reads the reduction those rules recorded
+// (query export --format rules --top 20), as dash --recorded does with them.
 func BenchmarkFleetScale(b *testing.B) {
-	for _, recorded := range []bool{false, true} {
-		name := "raw"
-		if recorded {
-			name = "recorded"
-		}
-		b.Run(name, func(b *testing.B) { benchFleetScale(b, recorded) })
+	for _, from := range []string{fromRaw, fromRecorded, fromFleetRules} {
+		b.Run(from, func(b *testing.B) { benchFleetScale(b, from) })
 	}
 }
 
-// benchFleetScale is BenchmarkFleetScale from the raw metrics or from the
-// recording rules' series (dash --recorded).
-func benchFleetScale(b *testing.B, recorded bool) {
-	small := newFleetBench(b, 10, signals.DefaultTop, recorded)
-	large := newFleetBench(b, 1000, signals.DefaultTop, recorded)
+// benchFleetScale is BenchmarkFleetScale answered from the raw metrics,
+// the recording rules' series or their fleet reduction.
+func benchFleetScale(b *testing.B, from string) {
+	small := newFleetBench(b, 10, signals.DefaultTop, from)
+	large := newFleetBench(b, 1000, signals.DefaultTop, from)
 	ctx := context.Background()
 	var s, l cycleStats
 	add := func(acc *cycleStats, c cycleStats) {
@@ -191,8 +215,8 @@ func benchFleetScale(b *testing.B, recorded bool) {
 // one refresh of the fleet view against one of the view that asks for
 // every series (--top 0), the baseline, in the same iteration.
 func BenchmarkFleetVsEverySeries(b *testing.B) {
-	fleet := newFleetBench(b, 1000, signals.DefaultTop, false)
-	every := newFleetBench(b, 1000, 0, false)
+	fleet := newFleetBench(b, 1000, signals.DefaultTop, fromRaw)
+	every := newFleetBench(b, 1000, 0, fromRaw)
 	ctx := context.Background()
 	var f, e cycleStats
 	for b.Loop() {

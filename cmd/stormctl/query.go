@@ -227,8 +227,9 @@ func boundNote(r *queries.Rendered) string {
 
 func newQueryExportCmd(f *Factory) *cobra.Command {
 	var format, pack string
+	var top int
 	cmd := &cobra.Command{
-		Use:   "export --format rules [--pack P]",
+		Use:   "export --format rules [--pack P] [--top N]",
 		Short: "Export the catalogue as Prometheus recording and alerting rules",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(*cobra.Command, []string) error {
@@ -242,12 +243,15 @@ func newQueryExportCmd(f *Factory) *cobra.Command {
 			if _, err := cat.Pack(pack); err != nil {
 				return exit.NewUsage(err)
 			}
+			if top < 0 || top > queries.MaxTop {
+				return exit.NewUsage(fmt.Errorf("--top %d: want 0 (no fleet rules) to %d", top, queries.MaxTop))
+			}
 			cfg, err := f.Config()
 			if err != nil {
 				return err
 			}
 			// The context's label names for the pack (packs.<pack>.labels).
-			out, err := cat.Rules(pack, queries.Params{Labels: cfg.LabelsFor(pack, "")})
+			out, err := cat.RulesWithFleet(pack, queries.Params{Labels: cfg.LabelsFor(pack, "")}, top)
 			if err != nil {
 				return err
 			}
@@ -269,5 +273,7 @@ func newQueryExportCmd(f *Factory) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&format, "format", "rules", "export format: rules")
 	cmd.Flags().StringVar(&pack, "pack", "stormctl", "query pack to export")
+	cmd.Flags().IntVar(&top, "top", queries.DefaultRulesTop,
+		"also record each query's fleet reduction, its worst `N` series and level counts, for --recorded --top N; 0: none")
 	return cmd
 }

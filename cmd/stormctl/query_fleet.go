@@ -170,7 +170,7 @@ func (o *checkOptions) fleetRequests(f *Factory, r *queries.Rendered, key string
 		return nil, nil, err
 	}
 	key = fleetKey(key, o.top, o.params.recorded)
-	reqs := []queries.Request{{Key: key, Expr: fl.Expr, Time: at, Metrics: fl.Metrics}}
+	reqs := []queries.Request{fl.Request(key, at)}
 	if r.Threshold.For > 0 {
 		held, err := fl.HeldFleet(o.step)
 		if err != nil {

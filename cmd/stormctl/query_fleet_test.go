@@ -80,16 +80,34 @@ func TestQueryTopOnAFleet(t *testing.T) {
 		t.Errorf("--recorded --service: exit %d %q, want a usage error", code, errOut)
 	}
 
-	// The same answer from the recorded series of the exported rules.
-	rules, _, code := runCLI(t, env, "query", "export", "--format", "rules")
+	// The same answer from the recorded series of the exported rules, and
+	// from their fleet reduction (--top 3): promtool backfills the file
+	// without the fleet rules first, then the whole file over that.
+	base, _, code := runCLI(t, env, "query", "export", "--format", "rules", "--top", "0")
 	if code != 0 {
 		t.Fatalf("export rules: exit %d", code)
 	}
+	withFleet, _, code := runCLI(t, env, "query", "export", "--format", "rules", "--top", "3")
+	if code != 0 || !strings.Contains(withFleet, "record: stormctl:amplification:fleet_top") || strings.Contains(base, "fleet_top") {
+		t.Fatalf("export rules --top 3: exit %d\n%s", code, withFleet)
+	}
 	end := fleet.End
-	blocks := p.RuleBlocks(t, rules, end.Add(-20*time.Minute), end.Add(testenv.FleetStep), testenv.FleetStep)
-	rec := testenv.StartPrometheus(t, testenv.PromOptions{Blocks: blocks})
-	_, errOut, code = runCLI(t, map[string]string{"STORMCTL_PROMETHEUS_URL": rec.URL}, "query", "check", "amplification", "--top", "3", "--recorded", "--time", end.Format(time.RFC3339))
-	if want := "amplification: 3 crit, 4 warn of 3,000 series (worst 3 shown); held for 1m: 3 crit, 4 warn"; code != 4 || !strings.Contains(errOut, want) {
-		t.Errorf("check --recorded: exit %d, want 4 and %q:\n%s", code, want, errOut)
+	start := end.Add(-20 * time.Minute)
+	// from names the series the worst were read from.
+	for name, stages := range map[string][]string{"stormctl:amplification:ratio": {base}, "stormctl:amplification:fleet_top": {base, withFleet}} {
+		blocks := p.StagedRuleBlocks(t, stages, start, end.Add(testenv.FleetStep), testenv.FleetStep)
+		rec := testenv.StartPrometheus(t, testenv.PromOptions{Blocks: blocks})
+		out, _, code := runCLI(t, map[string]string{"STORMCTL_PROMETHEUS_URL": rec.URL}, "query", "run", "amplification", "--top", "3", "--recorded", "--time", end.Format(time.RFC3339), "-o", "json")
+		if code != 0 || !strings.Contains(out, `"__name__": "`+name+`"`) || !strings.Contains(out, "svc-0017") {
+			t.Errorf("run --recorded: exit %d, want the worst from %s:\n%s", code, name, out)
+		}
+		_, errOut, code = runCLI(t, map[string]string{"STORMCTL_PROMETHEUS_URL": rec.URL}, "query", "check", "amplification", "--top", "3", "--recorded", "--time", end.Format(time.RFC3339))
+		if want := "amplification: 3 crit, 4 warn of 3,000 series (worst 3 shown); held for 1m: 3 crit, 4 warn"; code != 4 || !strings.Contains(errOut, want) {
+			t.Errorf("%s: check --recorded: exit %d, want 4 and %q:\n%s", name, code, want, errOut)
+		}
+		rec.Stop()
+	}
+	if _, errOut, code := runCLI(t, env, "query", "export", "--format", "rules", "--top", "-1"); code != 2 || !strings.Contains(errOut, "--top -1") {
+		t.Errorf("export --top -1: exit %d %q, want a usage error", code, errOut)
 	}
 }

@@ -233,6 +233,7 @@ func newQueryRunCmd(f *Factory) *cobra.Command {
 			q := queries.Request{Key: requestKey(r, p), Expr: r.Expr, Metrics: r.Metrics}
 			if fl != nil {
 				q.Key, q.Expr = fleetKey(q.Key, top, p.recorded), fl.Expr
+				q.Fallback, q.FallbackNote = fl.Fallback, fl.FallbackNote
 			}
 			if q.Time, err = evalTime(at, time.Now()); err != nil {
 				return err

@@ -26,7 +26,7 @@ func FleetRequests(targets []Target, now time.Time, backfill bool) []queries.Req
 			continue
 		}
 		if t.Fleet != nil {
-			reqs[j].Range, reqs[j].Time, reqs[j].Expr = nil, now, t.Fleet.Expr
+			reqs[j] = t.Fleet.Request(reqs[j].Key, now)
 		}
 		j++
 	}
