@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -22,22 +21,14 @@ func TestMain(m *testing.M) {
 	})
 }
 
-// servers are shared by every script of one test run: a Prometheus loaded
-// with the storm fixture and a redis-server. Scripts are isolated from each
-// other by a control-plane namespace of their own.
-var (
-	serversOnce sync.Once
-	prom        *testenv.Prometheus
-	redisSrv    *testenv.Redis
-)
-
 // TestScripts runs the end-to-end scripts in testdata/script: each reads
-// like a runbook step and runs the real binary against real servers.
+// like a runbook step and runs the real binary against real servers. The
+// servers are shared by every script of one run (and stopped with it): a
+// Prometheus loaded with the storm fixture and a redis-server. Scripts are
+// isolated from each other by a control-plane namespace of their own.
 func TestScripts(t *testing.T) {
-	serversOnce.Do(func() {
-		prom = testenv.StartPrometheus(t, testenv.PromOptions{OpenMetrics: stormFixture(fixtureEnd())})
-		redisSrv = testenv.StartRedis(t, testenv.RedisOptions{})
-	})
+	prom := testenv.StartPrometheus(t, testenv.PromOptions{OpenMetrics: stormFixture(fixtureEnd())})
+	redisSrv := testenv.StartRedis(t, testenv.RedisOptions{})
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
