@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/stormctl/stormctl/internal/atomicfile"
 )
 
 // LabelCache keeps the label values last read from Prometheus in a local
@@ -50,19 +52,7 @@ func (c *LabelCache) Save(label string, values []string, t time.Time) error {
 	if err := os.MkdirAll(filepath.Dir(c.Path), 0o700); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(c.Path), ".labels-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), c.Path)
+	return atomicfile.WriteFile(c.Path, data, 0o600)
 }
 
 // Load returns the cached values of label; ok is false when there are none.

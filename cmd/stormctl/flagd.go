@@ -18,6 +18,7 @@ import (
 	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/flags"
 	"github.com/stormctl/stormctl/flags/flagd"
+	"github.com/stormctl/stormctl/internal/atomicfile"
 	"github.com/stormctl/stormctl/internal/exit"
 )
 
@@ -254,5 +255,5 @@ func writeExport(f *Factory, path string, raw []byte) error {
 		_, err := f.IO.Out.Write(raw)
 		return err
 	}
-	return flagd.WriteFileAtomic(path, raw)
+	return atomicfile.WriteFile(path, raw, 0o644)
 }

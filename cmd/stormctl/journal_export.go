@@ -4,12 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/stormctl/stormctl/internal/atomicfile"
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/journal"
 )
@@ -151,19 +150,7 @@ func writeOut(path string, stdout io.Writer, write func(io.Writer) error) error 
 	if path == "" {
 		return write(stdout)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".stormctl-export-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, 0o600, write)
 }
 
 func newJournalSyncCmd(f *Factory) *cobra.Command {

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/stormctl/stormctl/internal/atomicfile"
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/internal/output"
 	"github.com/stormctl/stormctl/journal"
@@ -183,7 +183,7 @@ func runJournalCheckpoint(ctx context.Context, f *Factory, o *journalCheckpointO
 		_, err = f.IO.Out.Write(line)
 		return err
 	}
-	if err := writeFileAtomic(o.out, line); err != nil {
+	if err := atomicfile.WriteFile(o.out, line, 0o600); err != nil {
 		return fmt.Errorf("journal checkpoint: %w", err)
 	}
 	fmt.Fprintf(f.IO.ErrOut, "checkpoint of %d entries (head %.12s) signed by %q with %s written to %s\n",
@@ -211,22 +211,4 @@ func loadAllowedSigners(path string) (*journal.AllowedSigners, error) {
 		return nil, exit.NewUsage(err)
 	}
 	return a, nil
-}
-
-// writeFileAtomic writes data beside path and renames it into place, so a
-// failure never leaves half a file under the final name.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".stormctl-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
