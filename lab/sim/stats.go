@@ -24,6 +24,7 @@ type stats struct {
 	ampl, success []float64 // per tick, NaN before a full window
 	peakDemand    float64
 	tl            timeline
+	story         story
 }
 
 type snapshot struct {
@@ -34,7 +35,8 @@ type snapshot struct {
 }
 
 func newStats(s *Sim) *stats {
-	return &stats{s: s, lag: max(1, int(Window/s.sc.ScrapeInterval.D())), peakDepRate: map[string]float64{}}
+	return &stats{s: s, lag: max(1, int(Window/s.sc.ScrapeInterval.D())), peakDepRate: map[string]float64{},
+		story: story{demand: map[string]float64{}, breakers: map[string]*BreakerFraction{}}}
 }
 
 func (st *stats) observeAttempts(n int) {
@@ -96,10 +98,13 @@ func (st *stats) sample() {
 			// Little's law: arrival rate × mean time a request holds a slot.
 			if dn := sn.holdN[i] - old.holdN[i]; capacity > 0 && dn > 0 {
 				occupancy := (sn.holdSum[i] - old.holdSum[i]) / dn
-				st.peakDemand = max(st.peakDemand, (sn.arrivals[i]-old.arrivals[i])/w*occupancy/capacity)
+				threads := (sn.arrivals[i] - old.arrivals[i]) / w * occupancy
+				st.peakDemand = max(st.peakDemand, threads/capacity)
+				st.story.demand[svc.name] = max(st.story.demand[svc.name], threads)
 			}
 		}
 	}
+	st.sampleStory(success)
 	st.tl.sample(s, st.lag)
 	st.ampl = append(st.ampl, ampl)
 	st.success = append(st.success, success)
@@ -155,6 +160,31 @@ type Summary struct {
 	// second (over one Window) it worked on to the end although their
 	// caller had given up: load that serves nobody.
 	PeakAbandonedWorkPerS map[string]float64 `json:"peak_abandoned_work_per_s"`
+	// PeakDemandedThreads is, per service, the most pool slots its traffic
+	// asked for over one Window by Little's law: arrival rate × mean time a
+	// request held a slot. Above the pool's size the pool must refuse.
+	PeakDemandedThreads map[string]float64 `json:"peak_demanded_threads"`
+	// SteadyAmplification is the median amplification from one Window
+	// after the first fault to the end of the run.
+	SteadyAmplification float64 `json:"steady_amplification"`
+	// PeakOutboundRatio is, per dependency, the most attempts per second
+	// it received in one scrape interval after the fault started, over its
+	// mean rate in calm; PeakOutboundAt is when (s).
+	PeakOutboundRatio map[string]float64 `json:"peak_outbound_ratio"`
+	PeakOutboundAt    map[string]float64 `json:"peak_outbound_at_s"`
+	// FirstPoolExhausted is the first time (s), from the fault's start, a
+	// service had every slot of a pool in use; null if never.
+	FirstPoolExhausted *float64 `json:"first_pool_exhausted_s"`
+	// FirstEdge5xxOver5Pct is the first time (s), from the fault's start,
+	// more than 5% of the edge's answers over one Window were 5xx.
+	FirstEdge5xxOver5Pct *float64 `json:"first_edge_5xx_over_5pct_s"`
+	// MaxEdge5xxShare is the worst share of 5xx answers at the edge over
+	// one Window: 1 − MinEdgeSuccessRate.
+	MaxEdge5xxShare float64 `json:"max_edge_5xx_share"`
+	// BreakerOpenFraction is, per service->dependency call with per-pod
+	// breakers, the largest share of ready pods whose own breaker was open
+	// and how long the fleet disagreed (strictly between 0 and 1).
+	BreakerOpenFraction map[string]BreakerFraction `json:"breaker_open_fraction"`
 }
 
 // RecoveredAmplification and RecoveredSuccess define recovery.
@@ -203,6 +233,7 @@ func (s *Sim) Summary() Summary {
 		out.Recovered = rec
 	}
 	st.tl.fill(s, &out)
+	st.fillStory(&out)
 	return out
 }
 
