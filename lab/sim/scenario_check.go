@@ -76,6 +76,9 @@ func (sc *Scenario) validate(doc *yamlfile.Doc) yamlfile.Errors {
 			bad(p+".shed_code", "use 429 or 503", "shed_code %d", d.ShedCode)
 		}
 		checkLatency(bad, p+".latency", d.Latency)
+		if d.Contention < 0 {
+			bad(p+".contention", "give requests in progress ≥ 0", "contention %d", d.Contention)
+		}
 		if d.ErrorShare < 0 || d.ErrorShare > 1 {
 			bad(p+".error_share", "", "error_share must be in [0, 1]")
 		}
@@ -96,6 +99,9 @@ func (sc *Scenario) validate(doc *yamlfile.Doc) yamlfile.Errors {
 		}
 		if f.Latency != nil {
 			checkLatency(bad, p+".latency", *f.Latency)
+		}
+		if f.SlowShare < 0 || f.SlowShare > 1 || (f.SlowShare > 0 && f.Latency == nil) {
+			bad(p+".slow_share", "give a share in [0, 1] with the fault's latency", "slow_share %v", f.SlowShare)
 		}
 		if f.CapacityFactor < 0 || f.ConnectErrorShare < 0 || f.ConnectErrorShare > 1 || f.ResetShare < 0 || f.ResetShare > 1 {
 			bad(p, "", "shares must be in [0, 1] and capacity_factor ≥ 0")
