@@ -145,6 +145,11 @@ type AutoscalerSpec struct {
 	Min               int      `yaml:"min"`
 	Max               int      `yaml:"max"`
 	Startup           Duration `yaml:"startup"`
+	// ScaleDownStabilization keeps the fleet at the largest size wanted
+	// over that window before shrinking it, as a Kubernetes HPA's
+	// behavior.scaleDown.stabilizationWindowSeconds does (default there
+	// 5m); zero shrinks at once.
+	ScaleDownStabilization Duration `yaml:"scale_down_stabilization"`
 }
 
 // DegradedSpec is a degraded path with its own capacity.

@@ -146,8 +146,8 @@ func (sc *Scenario) validateService(bad badFunc, p string, s ServiceSpec, servic
 		}
 	}
 	if a := s.Autoscaler; a != nil {
-		if !pools[a.Pool] || a.TargetUtilization <= 0 || a.TargetUtilization > 1 || a.Min < 1 || a.Max < a.Min || a.Interval <= 0 {
-			bad(p+".autoscaler", "", "need a known pool, 0 < target_utilization ≤ 1, 1 ≤ min ≤ max, interval > 0")
+		if !pools[a.Pool] || a.TargetUtilization <= 0 || a.TargetUtilization > 1 || a.Min < 1 || a.Max < a.Min || a.Interval <= 0 || a.ScaleDownStabilization < 0 {
+			bad(p+".autoscaler", "", "need a known pool, 0 < target_utilization ≤ 1, 1 ≤ min ≤ max, interval > 0, scale_down_stabilization ≥ 0")
 		}
 	}
 	if d := s.Degraded; d != nil && (d.MaxQueue < 1 || d.DrainRate <= 0) {
