@@ -162,6 +162,10 @@ type DegradedSpec struct {
 // DependencySpec is a leaf dependency.
 type DependencySpec struct {
 	Name string `yaml:"name"`
+	// Instances sit behind a round-robin balancer (default 1), so a retry
+	// usually reaches another one; Capacity, Queue, ShedFrom and
+	// Contention are per instance.
+	Instances int `yaml:"instances"`
 	// Capacity is how many requests it works on at once; more wait in a
 	// FIFO queue of at most Queue, past which it sheds with ShedCode.
 	Capacity int `yaml:"capacity"`
@@ -171,12 +175,24 @@ type DependencySpec struct {
 	// share the server's CPU: a request starting with n in progress takes
 	// n/Contention times its service time. Zero: no sharing; Capacity then
 	// works like a pool of independent workers.
-	Contention int `yaml:"contention"`
-	// MaxStartRate sheds starts above this rate (per second); 0: none.
+	Contention float64 `yaml:"contention"`
+	// ShedFrom is the number of requests in progress from which the
+	// server sheds a rising share of new ones, all of them at Capacity +
+	// Queue, as a load shedder ahead of its workers does. Zero: it sheds
+	// only when full.
+	ShedFrom int `yaml:"shed_from"`
+	// MaxStartRate sheds starts above this rate (per second), a token
+	// bucket holding Burst's worth of starts (default 100ms): a rate limit
+	// over a longer Burst lets a surge through until it has used it up.
+	// Zero: none.
 	MaxStartRate float64  `yaml:"max_start_rate"`
-	RetryAfter   Duration `yaml:"retry_after"`
-	Latency      Latency  `yaml:"latency"`
-	ErrorShare   float64  `yaml:"error_share"`
+	Burst        Duration `yaml:"burst"`
+	// ShedWork is the CPU a shed request costs (zero: nothing): under a
+	// flood of retried 429s, refusing becomes the load.
+	ShedWork   Duration `yaml:"shed_work"`
+	RetryAfter Duration `yaml:"retry_after"`
+	Latency    Latency  `yaml:"latency"`
+	ErrorShare float64  `yaml:"error_share"`
 	// DropAbandoned drops queued work whose caller gave up; by default a
 	// dependency keeps working on it, as real servers do.
 	DropAbandoned bool `yaml:"drop_abandoned"`
@@ -197,7 +213,10 @@ type Fault struct {
 	// SlowShare is the share of calls that take the fault's Latency, the
 	// others keeping the normal one: a latency tail rather than a slowdown
 	// of every call. Zero: every call.
-	SlowShare         float64  `yaml:"slow_share"`
+	SlowShare float64 `yaml:"slow_share"`
+	// Instances limits the fault to the dependency's first Instances
+	// instances (one slow replica); zero: all of them.
+	Instances         int      `yaml:"instances"`
 	ErrorShare        *float64 `yaml:"error_share"`
 	ConnectErrorShare float64  `yaml:"connect_error_share"`
 	ResetShare        float64  `yaml:"reset_share"`

@@ -76,8 +76,14 @@ func (sc *Scenario) validate(doc *yamlfile.Doc) yamlfile.Errors {
 			bad(p+".shed_code", "use 429 or 503", "shed_code %d", d.ShedCode)
 		}
 		checkLatency(bad, p+".latency", d.Latency)
+		if d.ShedFrom < 0 || d.ShedFrom > d.Capacity+d.Queue {
+			bad(p+".shed_from", "give requests in progress between 0 and capacity + queue", "shed_from %d", d.ShedFrom)
+		}
+		if d.Instances < 0 {
+			bad(p+".instances", "give the number of instances, 1 or more", "instances %d", d.Instances)
+		}
 		if d.Contention < 0 {
-			bad(p+".contention", "give requests in progress ≥ 0", "contention %d", d.Contention)
+			bad(p+".contention", "give requests in progress ≥ 0", "contention %v", d.Contention)
 		}
 		if d.ErrorShare < 0 || d.ErrorShare > 1 {
 			bad(p+".error_share", "", "error_share must be in [0, 1]")
@@ -99,6 +105,9 @@ func (sc *Scenario) validate(doc *yamlfile.Doc) yamlfile.Errors {
 		}
 		if f.Latency != nil {
 			checkLatency(bad, p+".latency", *f.Latency)
+		}
+		if f.Instances < 0 {
+			bad(p+".instances", "give how many of the dependency's instances the fault hits, or 0 for all", "instances %d", f.Instances)
 		}
 		if f.SlowShare < 0 || f.SlowShare > 1 || (f.SlowShare > 0 && f.Latency == nil) {
 			bad(p+".slow_share", "give a share in [0, 1] with the fault's latency", "slow_share %v", f.SlowShare)
