@@ -42,6 +42,9 @@ type job struct {
 	queued bool
 	fast   bool // answered without taking capacity: connect error or shed
 	shed   bool
+	// handshake: the attempt opened a new connection, whose setup the
+	// dependency works on before the request.
+	handshake bool
 }
 
 func lognormal(l Latency) (mu, sigma float64) {
@@ -99,12 +102,13 @@ func (s *Sim) applyFaults(d *dependency) {
 
 func (d *dependency) code(s *Sim, code int) { s.countCode(d.codes, d.name, code) }
 
-// submit receives one attempt from the frame caller.
-func (s *Sim) submit(d *dependency, caller ref) {
+// submit receives one attempt from the frame caller, on a new connection
+// when handshake is set.
+func (s *Sim) submit(d *dependency, caller ref, handshake bool) {
 	d.arrivals++
 	jr := s.jobs.alloc()
 	j := s.jobs.get(jr)
-	j.dep, j.caller = d, caller
+	j.dep, j.caller, j.handshake = d, caller, handshake
 	fast := func(c resilience.Class, code int) {
 		j.class, j.fast, j.shed = c, true, code != 0
 		if code != 0 {
@@ -150,6 +154,9 @@ func (s *Sim) startJob(d *dependency, jr ref) {
 	j := s.jobs.get(jr)
 	j.queued = false
 	lat := time.Duration(math.Exp(d.mu+d.sigma*s.rng.NormFloat64()) * float64(time.Second))
+	if j.handshake {
+		lat += d.spec.ConnectCost.D()
+	}
 	switch u := s.rng.Float64(); {
 	case u < d.resetShare:
 		j.class = resilience.Reset
