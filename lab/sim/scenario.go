@@ -204,8 +204,8 @@ type Fault struct {
 }
 
 // Restart replaces every pod of Service at At: requests in flight on the
-// old pods fail, and the new pods, with empty pools, breakers, budgets and
-// no open connections, become ready after Startup.
+// old pods fail, and the new pods, with empty pools and caches, fresh
+// breakers and budgets and no open connections, become ready after Startup.
 type Restart struct {
 	Service string   `yaml:"service"`
 	At      Duration `yaml:"at"`
