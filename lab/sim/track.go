@@ -72,7 +72,8 @@ func (s *Sim) MinEndpointSuccess() map[string]float64 {
 
 // PeakPoolSaturation returns the highest in-use ÷ capacity of any pool (a
 // service's, summed over its ready pods, or a dependency's capacity) sampled
-// in [from, to): what pool_saturation's worst series read then.
+// in [from, to), NaN if none was: what pool_saturation's worst series read
+// then.
 func (s *Sim) PeakPoolSaturation(from, to time.Duration) float64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
