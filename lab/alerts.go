@@ -26,6 +26,12 @@ func (l *Lab) alerts(ctx context.Context, cat *queries.Catalog) ([]sim.Alert, *f
 	calmFrom, calmTo := sim.Window, l.Sim.Scenario().FirstFault()
 	var out []sim.Alert
 	fired := map[string]*float64{}
+	sc := l.Sim.Scenario()
+	for id := range sc.Thresholds {
+		if _, err := cat.Render(id, queries.DefaultPack, queries.Params{}); err != nil {
+			return nil, nil, fmt.Errorf("lab summary: scenario %s: thresholds: %w", sc.Name, err)
+		}
+	}
 	for _, q := range cat.Queries() {
 		if pq := q.Packs[queries.DefaultPack]; pq == nil || pq.Unsupported != "" {
 			continue
@@ -37,6 +43,9 @@ func (l *Lab) alerts(ctx context.Context, cat *queries.Catalog) ([]sim.Alert, *f
 		r, err := cat.Render(q.ID, queries.DefaultPack, p)
 		if err != nil {
 			return nil, nil, fmt.Errorf("lab summary: %w", err)
+		}
+		if t, ok := sc.Thresholds[q.ID]; ok {
+			r.Threshold.Warn, r.Threshold.Crit = t.Warn, t.Crit
 		}
 		mat, err := l.rangeQuery(ctx, q.ID, r.Expr, end)
 		if err != nil {

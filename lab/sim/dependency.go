@@ -8,21 +8,25 @@ import (
 )
 
 // dependency is a leaf server with a concurrency capacity, a bounded FIFO
-// queue and a log-normal service time. It keeps working on requests whose
+// queue and a log-normal service time, stretched past Contention requests
+// in progress. It keeps working on requests whose
 // caller gave up, unless told to drop them.
 type dependency struct {
-	spec       *DependencySpec
-	name       string
-	capacity   int
-	busy       int
-	queue      ring
-	mu, sigma  float64
-	errShare   float64
-	connShare  float64
-	resetShare float64
-	startRate  float64
-	tokens     float64
-	lastRefill time.Duration
+	spec      *DependencySpec
+	name      string
+	capacity  int
+	busy      int
+	queue     ring
+	mu, sigma float64
+	// slowShare of the calls take slowMu, slowSigma instead (a tail).
+	slowShare         float64
+	slowMu, slowSigma float64
+	errShare          float64
+	connShare         float64
+	resetShare        float64
+	startRate         float64
+	tokens            float64
+	lastRefill        time.Duration
 
 	arrivals float64 // attempts received, for peak attempts per second
 	// abandoned counts attempts worked on to the end after their caller
@@ -73,12 +77,16 @@ func (s *Sim) buildDependencies() {
 func (s *Sim) applyFaults(d *dependency) {
 	spec := d.spec
 	lat, errShare, capF, rate := spec.Latency, spec.ErrorShare, 1.0, spec.MaxStartRate
-	d.connShare, d.resetShare = 0, 0
+	d.connShare, d.resetShare, d.slowShare = 0, 0, 0
 	for _, f := range s.sc.Faults {
 		if f.Dependency != d.name || s.now < f.At.D() || s.now >= f.At.D()+f.For.D() {
 			continue
 		}
-		if f.Latency != nil {
+		switch {
+		case f.Latency != nil && f.SlowShare > 0:
+			d.slowShare = f.SlowShare
+			d.slowMu, d.slowSigma = lognormal(*f.Latency)
+		case f.Latency != nil:
 			lat = *f.Latency
 		}
 		if f.ErrorShare != nil {
@@ -153,7 +161,16 @@ func (s *Sim) startJob(d *dependency, jr ref) {
 	d.busy++
 	j := s.jobs.get(jr)
 	j.queued = false
-	lat := time.Duration(math.Exp(d.mu+d.sigma*s.rng.NormFloat64()) * float64(time.Second))
+	mu, sigma := d.mu, d.sigma
+	if d.slowShare > 0 && s.rng.Float64() < d.slowShare {
+		mu, sigma = d.slowMu, d.slowSigma
+	}
+	work := math.Exp(mu + sigma*s.rng.NormFloat64())
+	if c := d.spec.Contention; c > 0 && d.busy > c {
+		// Requests in progress share the CPU: the more, the slower each.
+		work *= float64(d.busy) / float64(c)
+	}
+	lat := time.Duration(work * float64(time.Second))
 	if j.handshake {
 		lat += d.spec.ConnectCost.D()
 	}

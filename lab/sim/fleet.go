@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"time"
 
 	"github.com/stormctl/stormctl/resilience"
 )
@@ -106,11 +107,37 @@ func (s *Sim) autoscale(svc *service) {
 	}
 	cur := len(active)
 	want := int(math.Ceil(float64(cur) * util / a.TargetUtilization))
-	want = max(a.Min, min(a.Max, want))
+	want = s.stabilize(svc, max(a.Min, min(a.Max, want)))
 	for i := cur; i < want; i++ {
 		s.addPod(svc, a.Startup.D())
 	}
 	for i := cur - 1; i >= want; i-- {
 		active[i].draining = true
 	}
+}
+
+// wanted is one autoscaler decision: the pods it asked for at a time.
+type wanted struct {
+	at   time.Duration
+	pods int
+}
+
+// stabilize returns the largest size svc's autoscaler wanted within its
+// scale-down stabilization window, including want now: the fleet grows at
+// once but shrinks only when no recent decision needed it larger.
+func (s *Sim) stabilize(svc *service, want int) int {
+	window := svc.spec.Autoscaler.ScaleDownStabilization.D()
+	if window <= 0 {
+		return want
+	}
+	kept := svc.wanted[:0]
+	out := want
+	for _, w := range svc.wanted {
+		if s.now-w.at < window {
+			kept = append(kept, w)
+			out = max(out, w.pods)
+		}
+	}
+	svc.wanted = append(kept, wanted{at: s.now, pods: want})
+	return out
 }

@@ -34,6 +34,7 @@ type service struct {
 	holdN    float64
 	utilSum  float64 // autoscaler: sum of utilisation samples since the last decision
 	utilN    int
+	wanted   []wanted // autoscaler: recent decisions, for scale-down stabilization
 }
 
 type endpoint struct {

@@ -30,8 +30,18 @@ type Scenario struct {
 	// Restarts replace every pod of a service at a simulated time, as a
 	// rollout restart does.
 	Restarts []Restart `yaml:"restarts"`
+	// Thresholds amend saved queries' thresholds for this fleet, by query
+	// id, as its own catalogue file would: the built-in dependency_p99
+	// assumes a 1 s timeout, a fleet with 2 s timeouts sets its own.
+	Thresholds map[string]ThresholdSpec `yaml:"thresholds"`
 
 	file string
+}
+
+// ThresholdSpec replaces a saved query's warn and crit levels.
+type ThresholdSpec struct {
+	Warn *float64 `yaml:"warn"`
+	Crit *float64 `yaml:"crit"`
 }
 
 // Edge is the open-loop traffic entering the fleet.
@@ -151,6 +161,11 @@ type AutoscalerSpec struct {
 	Min               int      `yaml:"min"`
 	Max               int      `yaml:"max"`
 	Startup           Duration `yaml:"startup"`
+	// ScaleDownStabilization keeps the fleet at the largest size wanted
+	// over that window before shrinking it, as a Kubernetes HPA's
+	// behavior.scaleDown.stabilizationWindowSeconds does (default there
+	// 5m); zero shrinks at once.
+	ScaleDownStabilization Duration `yaml:"scale_down_stabilization"`
 }
 
 // DegradedSpec is a degraded path with its own capacity.
@@ -168,6 +183,11 @@ type DependencySpec struct {
 	Capacity int `yaml:"capacity"`
 	Queue    int `yaml:"queue"`
 	ShedCode int `yaml:"shed_code"`
+	// Contention is the number of requests in progress past which they
+	// share the server's CPU: a request starting with n in progress takes
+	// n/Contention times its service time. Zero: no sharing; Capacity then
+	// works like a pool of independent workers.
+	Contention int `yaml:"contention"`
 	// MaxStartRate sheds starts above this rate (per second); 0: none.
 	MaxStartRate float64  `yaml:"max_start_rate"`
 	RetryAfter   Duration `yaml:"retry_after"`
@@ -192,10 +212,14 @@ type Latency struct {
 
 // Fault changes a dependency during [At, At+For).
 type Fault struct {
-	Dependency        string   `yaml:"dependency"`
-	At                Duration `yaml:"at"`
-	For               Duration `yaml:"for"`
-	Latency           *Latency `yaml:"latency"`
+	Dependency string   `yaml:"dependency"`
+	At         Duration `yaml:"at"`
+	For        Duration `yaml:"for"`
+	Latency    *Latency `yaml:"latency"`
+	// SlowShare is the share of calls that take the fault's Latency, the
+	// others keeping the normal one: a latency tail rather than a slowdown
+	// of every call. Zero: every call.
+	SlowShare         float64  `yaml:"slow_share"`
 	ErrorShare        *float64 `yaml:"error_share"`
 	ConnectErrorShare float64  `yaml:"connect_error_share"`
 	ResetShare        float64  `yaml:"reset_share"`

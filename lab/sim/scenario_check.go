@@ -79,6 +79,9 @@ func (sc *Scenario) validate(doc *yamlfile.Doc) yamlfile.Errors {
 		if d.ConnectCost < 0 {
 			bad(p+".connect_cost", "", "connect_cost must be ≥ 0")
 		}
+		if d.Contention < 0 {
+			bad(p+".contention", "give requests in progress ≥ 0", "contention %d", d.Contention)
+		}
 		if d.ErrorShare < 0 || d.ErrorShare > 1 {
 			bad(p+".error_share", "", "error_share must be in [0, 1]")
 		}
@@ -99,6 +102,9 @@ func (sc *Scenario) validate(doc *yamlfile.Doc) yamlfile.Errors {
 		}
 		if f.Latency != nil {
 			checkLatency(bad, p+".latency", *f.Latency)
+		}
+		if f.SlowShare < 0 || f.SlowShare > 1 || (f.SlowShare > 0 && f.Latency == nil) {
+			bad(p+".slow_share", "give a share in [0, 1] with the fault's latency", "slow_share %v", f.SlowShare)
 		}
 		if f.CapacityFactor < 0 || f.ConnectErrorShare < 0 || f.ConnectErrorShare > 1 || f.ResetShare < 0 || f.ResetShare > 1 {
 			bad(p, "", "shares must be in [0, 1] and capacity_factor ≥ 0")
@@ -152,8 +158,8 @@ func (sc *Scenario) validateService(bad badFunc, p string, s ServiceSpec, servic
 		}
 	}
 	if a := s.Autoscaler; a != nil {
-		if !pools[a.Pool] || a.TargetUtilization <= 0 || a.TargetUtilization > 1 || a.Min < 1 || a.Max < a.Min || a.Interval <= 0 {
-			bad(p+".autoscaler", "", "need a known pool, 0 < target_utilization ≤ 1, 1 ≤ min ≤ max, interval > 0")
+		if !pools[a.Pool] || a.TargetUtilization <= 0 || a.TargetUtilization > 1 || a.Min < 1 || a.Max < a.Min || a.Interval <= 0 || a.ScaleDownStabilization < 0 {
+			bad(p+".autoscaler", "", "need a known pool, 0 < target_utilization ≤ 1, 1 ≤ min ≤ max, interval > 0, scale_down_stabilization ≥ 0")
 		}
 	}
 	if d := s.Degraded; d != nil && (d.MaxQueue < 1 || d.DrainRate <= 0) {
