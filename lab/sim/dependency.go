@@ -55,6 +55,9 @@ type job struct {
 	fast   bool // answered without taking capacity: connect error or shed
 	costs  bool // a shed that took CPU (ShedWork)
 	shed   bool
+	// handshake: the attempt opened a new connection, whose setup the
+	// dependency works on before the request.
+	handshake bool
 }
 
 func lognormal(l Latency) (mu, sigma float64) {
@@ -130,12 +133,13 @@ func (s *Sim) applyInstanceFaults(d *dependency, i int) {
 
 func (d *dependency) code(s *Sim, code int) { s.countCode(d.codes, d.name, code) }
 
-// submit receives one attempt from the frame caller.
-func (s *Sim) submit(d *dependency, caller ref) {
+// submit receives one attempt from the frame caller, on a new connection
+// when handshake is set.
+func (s *Sim) submit(d *dependency, caller ref, handshake bool) {
 	d.arrivals++
 	jr := s.jobs.alloc()
 	j := s.jobs.get(jr)
-	j.dep, j.caller, j.inst = d, caller, d.next
+	j.dep, j.caller, j.handshake, j.inst = d, caller, handshake, d.next
 	d.next = (d.next + 1) % len(d.insts)
 	in := &d.insts[j.inst]
 	fast := func(c resilience.Class, code int) {
@@ -164,12 +168,6 @@ func (s *Sim) submit(d *dependency, caller ref) {
 			return
 		}
 		d.tokens--
-	}
-	if from, n := d.spec.ShedFrom, in.busy+in.queue.size; from > 0 && n > from {
-		if full := in.capacity + d.spec.Queue; s.rng.Float64()*float64(full-from) < float64(n-from) {
-			fast(shedClass(d.spec.ShedCode), d.spec.ShedCode)
-			return
-		}
 	}
 	switch {
 	case in.busy < in.capacity:
@@ -210,8 +208,10 @@ func (s *Sim) startJob(d *dependency, jr ref) {
 		mu, sigma = in.slowMu, in.slowSigma
 	}
 	work := math.Exp(mu + sigma*s.rng.NormFloat64())
-	work *= s.contention(d, in)
-	lat := time.Duration(work * float64(time.Second))
+	if j.handshake {
+		work += d.spec.ConnectCost.D().Seconds()
+	}
+	lat := time.Duration(work * s.contention(d, in) * float64(time.Second))
 	switch u := s.rng.Float64(); {
 	case u < in.resetShare:
 		j.class = resilience.Reset

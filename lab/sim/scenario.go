@@ -27,6 +27,9 @@ type Scenario struct {
 	Services       []ServiceSpec    `yaml:"services"`
 	Dependencies   []DependencySpec `yaml:"dependencies"`
 	Faults         []Fault          `yaml:"faults"`
+	// Restarts replace every pod of a service at a simulated time, as a
+	// rollout restart does.
+	Restarts []Restart `yaml:"restarts"`
 	// Thresholds amend saved queries' thresholds for this fleet, by query
 	// id, as its own catalogue file would: the built-in dependency_p99
 	// assumes a 1 s timeout, a fleet with 2 s timeouts sets its own.
@@ -95,6 +98,19 @@ type CallSpec struct {
 	// Fallback sends a failed call (or every call while the degraded lever
 	// is on) to the service's degraded path instead of failing the request.
 	Fallback bool `yaml:"fallback"`
+	// Cache answers some of the call's lookups from the pod's memory.
+	Cache *CacheSpec `yaml:"cache"`
+}
+
+// CacheSpec is a per-pod read-through cache in front of a call: HitShare of
+// the lookups ask for one of Keys popular keys, each answered from memory
+// for TTL after the pod last fetched it successfully; every other lookup
+// calls the target. A pod starts with an empty cache, and a cache whose
+// fetches fail goes cold as its keys expire.
+type CacheSpec struct {
+	HitShare float64  `yaml:"hit_share"`
+	Keys     int      `yaml:"keys"`
+	TTL      Duration `yaml:"ttl"`
 }
 
 // LayerSpec is one retry layer.
@@ -176,11 +192,6 @@ type DependencySpec struct {
 	// n/Contention times its service time. Zero: no sharing; Capacity then
 	// works like a pool of independent workers.
 	Contention float64 `yaml:"contention"`
-	// ShedFrom is the number of requests in progress from which the
-	// server sheds a rising share of new ones, all of them at Capacity +
-	// Queue, as a load shedder ahead of its workers does. Zero: it sheds
-	// only when full.
-	ShedFrom int `yaml:"shed_from"`
 	// MaxStartRate sheds starts above this rate (per second), a token
 	// bucket holding Burst's worth of starts (default 100ms): a rate limit
 	// over a longer Burst lets a surge through until it has used it up.
@@ -193,6 +204,12 @@ type DependencySpec struct {
 	RetryAfter Duration `yaml:"retry_after"`
 	Latency    Latency  `yaml:"latency"`
 	ErrorShare float64  `yaml:"error_share"`
+	// ConnectCost is the work a new connection costs the dependency before
+	// its first request (TLS handshake, authentication, session setup). A
+	// caller's pod reuses a connection whose answer it received; a timed-out
+	// attempt closes its connection, so timeouts make reconnects. Zero:
+	// connections are free and not tracked.
+	ConnectCost Duration `yaml:"connect_cost"`
 	// DropAbandoned drops queued work whose caller gave up; by default a
 	// dependency keeps working on it, as real servers do.
 	DropAbandoned bool `yaml:"drop_abandoned"`
@@ -222,6 +239,15 @@ type Fault struct {
 	ResetShare        float64  `yaml:"reset_share"`
 	CapacityFactor    float64  `yaml:"capacity_factor"`
 	MaxStartRate      *float64 `yaml:"max_start_rate"`
+}
+
+// Restart replaces every pod of Service at At: requests in flight on the
+// old pods fail, and the new pods, with empty pools and caches, fresh
+// breakers and budgets and no open connections, become ready after Startup.
+type Restart struct {
+	Service string   `yaml:"service"`
+	At      Duration `yaml:"at"`
+	Startup Duration `yaml:"startup"`
 }
 
 // Duration is a time.Duration written as "200ms", "4m".

@@ -154,8 +154,12 @@ func FuzzParse(f *testing.F) {
 		"name: x\nservices: ! {0}\n"} {
 		f.Add([]byte(seed))
 	}
-	data, _ := builtin.ReadFile("scenarios/gateway-blip.yaml")
-	f.Add(data)
+	for _, name := range []string{"gateway-blip", "inventory-failover"} {
+		data, _ := builtin.ReadFile("scenarios/" + name + ".yaml")
+		f.Add(data)
+	}
+	data, _ := builtin.ReadFile("scenarios/inventory-failover.yaml")
+	f.Add(append(data, "restarts:\n  - {service: checkout, at: 100ms, startup: 200ms}\n  - {service: checkout, at: 300ms}\n"...))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		sc, err := Parse("f.yaml", b)
 		if err != nil {
