@@ -53,6 +53,10 @@ func (tr *tracker) sample(s *Sim) {
 func (s *Sim) MinEndpointSuccess() map[string]float64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.minEndpointSuccess()
+}
+
+func (s *Sim) minEndpointSuccess() map[string]float64 {
 	tr, lag := &s.track, s.stats.lag
 	out := map[string]float64{}
 	for n := lag; n < len(tr.answers); n++ {
