@@ -13,6 +13,7 @@ import (
 
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/internal/output"
+	"github.com/stormctl/stormctl/internal/sanitize"
 	"github.com/stormctl/stormctl/lab"
 	"github.com/stormctl/stormctl/lab/promapi"
 	"github.com/stormctl/stormctl/lab/sim"
@@ -178,7 +179,7 @@ func runLab(ctx context.Context, f *Factory, o *labRunOptions) error {
 			return err
 		}
 	}
-	fmt.Fprintf(f.IO.ErrOut, "lab: running %s (seed %d, speed %s, levers from %s)\n", sc.Name, o.seed, o.speed, cp.url)
+	fmt.Fprintf(f.IO.ErrOut, "lab: running %s (seed %d, speed %s, levers from %s)\n", sanitize.Line(sc.Name), o.seed, o.speed, cp.url)
 	if err := l.Run(ctx); err != nil && ctx.Err() == nil {
 		return err
 	}

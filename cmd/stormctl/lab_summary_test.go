@@ -72,7 +72,7 @@ func TestLabSummaryEscapesScenarioNames(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if strings.ContainsAny(stdout, "\x1b\x07") || !strings.Contains(stdout, `pay\u001b]0;pwned\u0007`) {
+	if strings.ContainsAny(stdout+stderr, "\x1b\x07") || !strings.Contains(stdout, `pay\u001b]0;pwned\u0007`) {
 		t.Errorf("control characters reached the terminal:\n%q", stdout)
 	}
 }
