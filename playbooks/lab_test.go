@@ -144,7 +144,9 @@ func TestRetryAmplificationRefusalsAndResumeInTheLab(t *testing.T) {
 		t.Fatalf("before the storm: exit %d, %v", code, err)
 	}
 
-	s.until(t, 3*time.Minute)
+	// By 4m30s the retries have spent the gateway's rate limit and its 429s
+	// are being retried too.
+	s.until(t, 4*time.Minute+30*time.Second)
 	bob, err := s.svc.Apply(ctx, actions.Spec{Kind: "retries", Target: "checkout->payment-gateway", Value: "cap:2", TTL: 10 * time.Minute,
 		Reason: "bob caps it by hand", Actor: "bob", Yes: true})
 	if err != nil {
