@@ -256,23 +256,21 @@ func (s *Sim) jobDone(jr ref) {
 		return
 	}
 	d, caller, class, shed, in := j.dep, j.caller, j.class, j.shed, j.inst
-	ran := !j.fast
-	if j.costs {
-		d.insts[in].busy--
-	}
+	ran, held := !j.fast, !j.fast || j.costs
 	s.jobs.release(jr)
 	if ran {
 		if f := s.frames.get(caller); f == nil || !f.inflight {
 			d.abandoned++
 		}
-		d.insts[in].busy--
 		switch class {
 		case resilience.Success:
 			d.code(s, 200)
 		case resilience.Unavailable:
 			d.code(s, 503)
 		}
-		if d.insts[in].busy < d.insts[in].capacity {
+	}
+	if inst := &d.insts[in]; held {
+		if inst.busy--; inst.busy < inst.capacity {
 			s.startQueued(d, in)
 		}
 	}
