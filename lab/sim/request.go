@@ -130,7 +130,7 @@ func (s *Sim) callDone(rr ref, class resilience.Class) {
 	case class == resilience.Success:
 		r.next++
 		s.nextCall(rr, r)
-	case c.spec.Fallback:
+	case c.fallsBack(class):
 		s.degrade(rr, r)
 	case class == resilience.Timeout:
 		s.respond(rr, r, 504)
