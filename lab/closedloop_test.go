@@ -33,9 +33,8 @@ var closedLoops = []struct {
 }
 
 // persistingFor replaces the two minutes after the fault at which the
-// untouched storm is checked where the calibrated storm ends sooner:
-// model-provider's ends once the provider has worked off its backlog.
-var persistingFor = map[string]time.Duration{"model-provider": 20 * time.Second}
+// untouched storm is checked where the calibrated storm ends sooner.
+var persistingFor = map[string]time.Duration{}
 
 // TestClosedLoop runs each scenario twice on a real redis-server. Without
 // intervention the storm persists past the fault. With the playbook's lever
