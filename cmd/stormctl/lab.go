@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -194,41 +193,6 @@ func runLab(ctx context.Context, f *Factory, o *labRunOptions) error {
 	if o.serve != "" && ctx.Err() == nil {
 		fmt.Fprintln(f.IO.ErrOut, "lab: run finished; still serving until interrupted (Ctrl-C)")
 		<-ctx.Done()
-	}
-	return nil
-}
-
-func printSummary(f *Factory, s sim.Summary) error {
-	w := f.IO.Out
-	opt := func(v *float64) string {
-		if v == nil {
-			return "never"
-		}
-		return strconv.FormatFloat(*v, 'f', 0, 64) + "s"
-	}
-	fmt.Fprintf(w, "scenario %s, seed %d, %0.fs simulated, fault ends at %0.fs\n", s.Scenario, s.Seed, s.Simulated, s.FaultEnd)
-	fmt.Fprintf(w, "peak amplification          %.2f (%.2f two minutes after the fault)\n", s.PeakAmplification, s.AmplificationAfterFault)
-	fmt.Fprintf(w, "max attempts per request    %d (p99 %d)\n", s.MaxAttemptsPerRequest, s.AttemptsPerRequestP99)
-	deps := make([]string, 0, len(s.PeakDependencyAttemptsPerS))
-	for d := range s.PeakDependencyAttemptsPerS {
-		deps = append(deps, d)
-	}
-	sort.Strings(deps)
-	for _, d := range deps {
-		fmt.Fprintf(w, "peak attempts/s into %-14s %.0f\n", d, s.PeakDependencyAttemptsPerS[d])
-	}
-	fmt.Fprintf(w, "peak pool saturation        %.2f\n", s.PeakPoolSaturation)
-	fmt.Fprintf(w, "peak demanded concurrency   %.2f of capacity\n", s.PeakDemandedConcurrency)
-	fmt.Fprintf(w, "min edge success rate       %.3f (%.3f two minutes after the fault)\n", s.MinEdgeSuccessRate, s.EdgeSuccessAfterFault)
-	fmt.Fprintf(w, "amplification detected at   %s\n", opt(s.DetectAmplification))
-	fmt.Fprintf(w, "edge errors detected at     %s\n", opt(s.DetectEdgeErrorRate))
-	fmt.Fprintf(w, "recovered at                %s\n", opt(s.Recovered))
-	for _, d := range deps {
-		fmt.Fprintf(w, "peak abandoned work/s in %-10s %.0f\n", d, s.PeakAbandonedWorkPerS[d])
-	}
-	fmt.Fprintf(w, "retry signal leads edge by  %s\n", opt(s.LeadS))
-	for _, a := range s.Alerts {
-		fmt.Fprintf(w, "alert %-21s fires at %-6s (calm %s)\n", a.Query, opt(a.FirstFiring), a.Calm)
 	}
 	return nil
 }

@@ -25,6 +25,7 @@ type frame struct {
 	start    time.Duration
 	inflight bool // innermost: an attempt is on the wire
 	probe    bool
+	conn     bool // the attempt on the wire holds a tracked connection
 }
 
 func (s *Sim) startFrame(rr ref, parent ref, c *call, layer int) ref {
@@ -106,7 +107,7 @@ func (s *Sim) attempt(fr ref) {
 		// Attempts per customer intent count what reaches a dependency; a
 		// call to another service is counted by that service's own calls.
 		s.intents.get(r.intent).attempts++
-		s.submit(c.dep, fr)
+		s.submit(c.dep, fr, s.takeConn(f, r))
 		return
 	}
 	var deadline time.Duration
@@ -123,6 +124,7 @@ func (s *Sim) wireResult(fr ref, class resilience.Class, retryAfter time.Duratio
 		return // the caller gave up on this attempt
 	}
 	f.inflight = false
+	s.returnConn(f, class)
 	o := outError
 	switch {
 	case class == resilience.Success:

@@ -7,26 +7,19 @@ import (
 	"github.com/stormctl/stormctl/resilience"
 )
 
-// dependency is a leaf server with a concurrency capacity, a bounded FIFO
-// queue and a log-normal service time, stretched past Contention requests
-// in progress. It keeps working on requests whose
-// caller gave up, unless told to drop them.
+// dependency is a leaf server: one or more instances behind a round-robin
+// balancer, each with a concurrency capacity, a bounded FIFO queue and a
+// log-normal service time, stretched past Contention requests in progress.
+// It keeps working on requests whose caller gave up, unless told to drop
+// them.
 type dependency struct {
-	spec      *DependencySpec
-	name      string
-	capacity  int
-	busy      int
-	queue     ring
-	mu, sigma float64
-	// slowShare of the calls take slowMu, slowSigma instead (a tail).
-	slowShare         float64
-	slowMu, slowSigma float64
-	errShare          float64
-	connShare         float64
-	resetShare        float64
-	startRate         float64
-	tokens            float64
-	lastRefill        time.Duration
+	spec       *DependencySpec
+	name       string
+	insts      []instance
+	next       int // the instance the balancer sends the next attempt to
+	startRate  float64
+	tokens     float64
+	lastRefill time.Duration
 
 	arrivals float64 // attempts received, for peak attempts per second
 	// abandoned counts attempts worked on to the end after their caller
@@ -38,14 +31,33 @@ type dependency struct {
 	waiting   *series
 }
 
+// instance is one replica of a dependency; a fault may hit only some.
+type instance struct {
+	capacity  int
+	busy      int
+	queue     ring
+	mu, sigma float64
+	// slowShare of the calls take slowMu, slowSigma instead (a tail).
+	slowShare         float64
+	slowMu, slowSigma float64
+	errShare          float64
+	connShare         float64
+	resetShare        float64
+}
+
 // job is one attempt at a dependency.
 type job struct {
 	dep    *dependency
 	caller ref // the innermost frame's incarnation that sent it
+	inst   int
 	class  resilience.Class
 	queued bool
 	fast   bool // answered without taking capacity: connect error or shed
+	costs  bool // a shed that took CPU (ShedWork)
 	shed   bool
+	// handshake: the attempt opened a new connection, whose setup the
+	// dependency works on before the request.
+	handshake bool
 }
 
 func lognormal(l Latency) (mu, sigma float64) {
@@ -57,7 +69,7 @@ func lognormal(l Latency) (mu, sigma float64) {
 func (s *Sim) buildDependencies() {
 	for i := range s.sc.Dependencies {
 		spec := &s.sc.Dependencies[i]
-		d := &dependency{spec: spec, name: spec.Name, codes: map[int]*series{}}
+		d := &dependency{spec: spec, name: spec.Name, codes: map[int]*series{}, insts: make([]instance, max(1, spec.Instances))}
 		kv := []string{"service", spec.Name, "pool", "capacity"}
 		d.inUse = s.reg.gauge("stormctl_pool_in_use", "Pool slots in use.", kv...)
 		d.capSer = s.reg.gauge("stormctl_pool_capacity", "Pool slots.", kv...)
@@ -66,23 +78,41 @@ func (s *Sim) buildDependencies() {
 		s.depByName[d.name] = d
 		s.initCodes(d.codes, d.name, 200, 503, spec.ShedCode)
 		s.applyFaults(d)
-		d.tokens = d.startRate
+		d.tokens = d.bucket()
 	}
 }
 
 // applyFaults sets d's parameters from its spec and the faults active now.
 func (s *Sim) applyFaults(d *dependency) {
-	spec := d.spec
-	lat, errShare, capF, rate := spec.Latency, spec.ErrorShare, 1.0, spec.MaxStartRate
-	d.connShare, d.resetShare, d.slowShare = 0, 0, 0
+	d.startRate = d.spec.MaxStartRate
+	capacity := 0
+	for i := range d.insts {
+		s.applyInstanceFaults(d, i)
+		capacity += d.insts[i].capacity
+	}
+	d.capSer.v = float64(capacity)
+}
+
+// applyInstanceFaults sets instance i's parameters; a fault hits the first
+// Fault.Instances instances, or all of them.
+func (s *Sim) applyInstanceFaults(d *dependency, i int) {
+	spec, in := d.spec, &d.insts[i]
+	lat, errShare, capF := spec.Latency, spec.ErrorShare, 1.0
+	in.connShare, in.resetShare, in.slowShare = 0, 0, 0
 	for _, f := range s.sc.Faults {
 		if f.Dependency != d.name || s.now < f.At.D() || s.now >= f.At.D()+f.For.D() {
 			continue
 		}
+		if f.MaxStartRate != nil {
+			d.startRate = *f.MaxStartRate
+		}
+		if f.Instances > 0 && i >= f.Instances {
+			continue
+		}
 		switch {
 		case f.Latency != nil && f.SlowShare > 0:
-			d.slowShare = f.SlowShare
-			d.slowMu, d.slowSigma = lognormal(*f.Latency)
+			in.slowShare = f.SlowShare
+			in.slowMu, in.slowSigma = lognormal(*f.Latency)
 		case f.Latency != nil:
 			lat = *f.Latency
 		}
@@ -92,40 +122,46 @@ func (s *Sim) applyFaults(d *dependency) {
 		if f.CapacityFactor > 0 {
 			capF = f.CapacityFactor
 		}
-		if f.MaxStartRate != nil {
-			rate = *f.MaxStartRate
-		}
-		d.connShare, d.resetShare = f.ConnectErrorShare, f.ResetShare
+		in.connShare, in.resetShare = f.ConnectErrorShare, f.ResetShare
 	}
-	d.mu, d.sigma = lognormal(lat)
-	d.errShare, d.startRate = errShare, rate
-	d.capacity = max(1, int(math.Round(float64(spec.Capacity)*capF)))
-	d.capSer.v = float64(d.capacity)
-	for d.busy < d.capacity && s.startQueued(d) {
+	in.mu, in.sigma = lognormal(lat)
+	in.errShare = errShare
+	in.capacity = max(1, int(math.Round(float64(spec.Capacity)*capF)))
+	for in.busy < in.capacity && s.startQueued(d, i) {
 	}
 }
 
 func (d *dependency) code(s *Sim, code int) { s.countCode(d.codes, d.name, code) }
 
-// submit receives one attempt from the frame caller.
-func (s *Sim) submit(d *dependency, caller ref) {
+// submit receives one attempt from the frame caller, on a new connection
+// when handshake is set.
+func (s *Sim) submit(d *dependency, caller ref, handshake bool) {
 	d.arrivals++
 	jr := s.jobs.alloc()
 	j := s.jobs.get(jr)
-	j.dep, j.caller = d, caller
+	j.dep, j.caller, j.handshake, j.inst = d, caller, handshake, d.next
+	d.next = (d.next + 1) % len(d.insts)
+	in := &d.insts[j.inst]
 	fast := func(c resilience.Class, code int) {
 		j.class, j.fast, j.shed = c, true, code != 0
+		took := time.Millisecond
 		if code != 0 {
 			d.code(s, code)
+			if w := d.spec.ShedWork.D(); w > 0 {
+				// Saying no is work too (TLS, authentication, the limit
+				// check): it takes its share of the CPU like any request.
+				in.busy++
+				j.costs, took = true, time.Duration(float64(w)*s.contention(d, in))
+			}
 		}
-		s.schedule(s.now+time.Millisecond, evJobDone, jr)
+		s.schedule(s.now+took, evJobDone, jr)
 	}
-	if d.connShare > 0 && s.rng.Float64() < d.connShare {
+	if in.connShare > 0 && s.rng.Float64() < in.connShare {
 		fast(resilience.ConnectError, 0)
 		return
 	}
 	if d.startRate > 0 {
-		d.tokens = min(d.startRate/10, d.tokens+(s.now-d.lastRefill).Seconds()*d.startRate)
+		d.tokens = min(d.bucket(), d.tokens+(s.now-d.lastRefill).Seconds()*d.startRate)
 		d.lastRefill = s.now
 		if d.tokens < 1 {
 			fast(shedClass(d.spec.ShedCode), d.spec.ShedCode)
@@ -134,14 +170,23 @@ func (s *Sim) submit(d *dependency, caller ref) {
 		d.tokens--
 	}
 	switch {
-	case d.busy < d.capacity:
+	case in.busy < in.capacity:
 		s.startJob(d, jr)
-	case d.queue.size < d.spec.Queue:
+	case in.queue.size < d.spec.Queue:
 		j.queued = true
-		d.queue.push(jr)
+		in.queue.push(jr)
 	default:
 		fast(shedClass(d.spec.ShedCode), d.spec.ShedCode)
 	}
+}
+
+// bucket is how many starts the rate limit's token bucket holds.
+func (d *dependency) bucket() float64 {
+	burst := d.spec.Burst.D()
+	if burst <= 0 {
+		burst = 100 * time.Millisecond
+	}
+	return d.startRate * burst.Seconds()
 }
 
 // shedClass is how a caller classifies a shed answer: resilience sees a 429
@@ -154,23 +199,23 @@ func shedClass(code int) resilience.Class {
 }
 
 func (s *Sim) startJob(d *dependency, jr ref) {
-	d.busy++
 	j := s.jobs.get(jr)
+	in := &d.insts[j.inst]
+	in.busy++
 	j.queued = false
-	mu, sigma := d.mu, d.sigma
-	if d.slowShare > 0 && s.rng.Float64() < d.slowShare {
-		mu, sigma = d.slowMu, d.slowSigma
+	mu, sigma := in.mu, in.sigma
+	if in.slowShare > 0 && s.rng.Float64() < in.slowShare {
+		mu, sigma = in.slowMu, in.slowSigma
 	}
 	work := math.Exp(mu + sigma*s.rng.NormFloat64())
-	if c := d.spec.Contention; c > 0 && d.busy > c {
-		// Requests in progress share the CPU: the more, the slower each.
-		work *= float64(d.busy) / float64(c)
+	if j.handshake {
+		work += d.spec.ConnectCost.D().Seconds()
 	}
-	lat := time.Duration(work * float64(time.Second))
+	lat := time.Duration(work * s.contention(d, in) * float64(time.Second))
 	switch u := s.rng.Float64(); {
-	case u < d.resetShare:
+	case u < in.resetShare:
 		j.class = resilience.Reset
-	case u < d.resetShare+d.errShare:
+	case u < in.resetShare+in.errShare:
 		j.class = resilience.Unavailable
 	default:
 		j.class = resilience.Success
@@ -178,10 +223,20 @@ func (s *Sim) startJob(d *dependency, jr ref) {
 	s.schedule(s.now+lat, evJobDone, jr)
 }
 
-// startQueued starts the next queued job; false when the queue is empty.
-func (s *Sim) startQueued(d *dependency) bool {
+// contention is how much slower work is on instance in now: requests in
+// progress past Contention share its CPU.
+func (s *Sim) contention(d *dependency, in *instance) float64 {
+	if c := d.spec.Contention; c > 0 && float64(in.busy) > c {
+		return float64(in.busy) / c
+	}
+	return 1
+}
+
+// startQueued starts the next job queued at instance i; false when its
+// queue is empty.
+func (s *Sim) startQueued(d *dependency, i int) bool {
 	for {
-		jr, ok := d.queue.pop()
+		jr, ok := d.insts[i].queue.pop()
 		if !ok {
 			return false
 		}
@@ -200,22 +255,25 @@ func (s *Sim) jobDone(jr ref) {
 	if j == nil {
 		return
 	}
-	d, caller, class, shed := j.dep, j.caller, j.class, j.shed
+	d, caller, class, shed, in := j.dep, j.caller, j.class, j.shed, j.inst
 	ran := !j.fast
+	if j.costs {
+		d.insts[in].busy--
+	}
 	s.jobs.release(jr)
 	if ran {
 		if f := s.frames.get(caller); f == nil || !f.inflight {
 			d.abandoned++
 		}
-		d.busy--
+		d.insts[in].busy--
 		switch class {
 		case resilience.Success:
 			d.code(s, 200)
 		case resilience.Unavailable:
 			d.code(s, 503)
 		}
-		if d.busy < d.capacity {
-			s.startQueued(d)
+		if d.insts[in].busy < d.insts[in].capacity {
+			s.startQueued(d, in)
 		}
 	}
 	var retryAfter time.Duration

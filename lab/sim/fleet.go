@@ -65,7 +65,11 @@ func (s *Sim) gauges() {
 		}
 	}
 	for _, d := range s.deps {
-		d.inUse.v, d.waiting.v = float64(d.busy), float64(d.queue.size)
+		d.inUse.v, d.waiting.v = 0, 0
+		for i := range d.insts {
+			d.inUse.v += float64(d.insts[i].busy)
+			d.waiting.v += float64(d.insts[i].queue.size)
+		}
 	}
 }
 

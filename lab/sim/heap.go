@@ -15,6 +15,7 @@ const (
 	evTick
 	evAutoscale
 	evPodReady
+	evRestart
 )
 
 // ref names one incarnation of a slab slot: a reference whose gen no longer
@@ -149,4 +150,14 @@ func (q *ring) pop() (ref, bool) {
 	q.head = (q.head + 1) % len(q.buf)
 	q.size--
 	return r, true
+}
+
+// freeSet marks the slots on the free list (not allocated), for rare
+// whole-fleet events that walk every slot.
+func (s *slab[T]) freeSet() []bool {
+	free := make([]bool, len(s.items))
+	for _, id := range s.free {
+		free[id] = true
+	}
+	return free
 }

@@ -42,6 +42,8 @@ type endpoint struct {
 	pool   int
 	calls  []*call
 	weight float64
+	// answered and ok count the endpoint's answers and its 200s.
+	answered, ok float64
 }
 
 // call is a runtime CallSpec: one caller→target edge of the fleet graph.
@@ -98,6 +100,12 @@ type pod struct {
 	breakers []*resilience.Breaker // by call idx; nil without a pod breaker
 	budget   *resilience.Budget
 	brState  [][4]*series // by call idx: closed, open, half_open, forced_open
+	// conns are the idle keep-alive connections to each call's dependency,
+	// by call idx, when the dependency has a connect cost.
+	conns []int
+	// caches hold, by call idx, when each cached key expires; nil for a
+	// call without a cache.
+	caches [][]time.Duration
 }
 
 type pool struct {
@@ -242,6 +250,14 @@ func (s *Sim) addPod(svc *service, startup time.Duration) *pod {
 			}
 		}
 		p.brState = append(p.brState, st)
+	}
+	p.conns = make([]int, len(svc.calls))
+	for _, c := range svc.calls {
+		var keys []time.Duration
+		if ch := c.spec.Cache; ch != nil {
+			keys = make([]time.Duration, ch.Keys)
+		}
+		p.caches = append(p.caches, keys)
 	}
 	svc.pods = append(svc.pods, p)
 	if startup <= 0 {

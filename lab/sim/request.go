@@ -21,6 +21,8 @@ type request struct {
 	holds    bool // holds a pool slot
 	acquired time.Duration
 	answered bool // edge requests: the caller has its answer (maybe a 504)
+	// cacheKey is 1 + the cache key the current call fetches, 0 for none.
+	cacheKey int
 }
 
 func (s *Sim) pickEndpoint(svc *service) *endpoint {
@@ -116,6 +118,11 @@ func (s *Sim) nextCall(rr ref, r *request) {
 		s.degrade(rr, r)
 		return
 	}
+	if s.cached(r, c) {
+		r.next++
+		s.nextCall(rr, r)
+		return
+	}
 	s.startFrame(rr, ref{id: -1}, c, 0)
 }
 
@@ -128,6 +135,7 @@ func (s *Sim) callDone(rr ref, class resilience.Class) {
 	c := r.ep.calls[r.next]
 	switch {
 	case class == resilience.Success:
+		s.fill(r, c)
 		r.next++
 		s.nextCall(rr, r)
 	case c.fallsBack(class):
@@ -168,6 +176,7 @@ func (s *Sim) respond(rr ref, r *request, code int) {
 		}
 	} else {
 		svcCode(s, r.svc, code)
+		s.countEndpoint(r, code)
 		class := resilience.Success
 		if code >= 500 {
 			class = resilience.Unavailable
@@ -205,6 +214,7 @@ func (s *Sim) answerEdge(r *request, code int) {
 		s.stats.edgeOK++
 	}
 	svcCode(s, r.svc, code)
+	s.countEndpoint(r, code)
 }
 
 func svcCode(s *Sim, svc *service, code int) { s.countCode(svc.codes, svc.name, code) }

@@ -27,6 +27,9 @@ type Scenario struct {
 	Services       []ServiceSpec    `yaml:"services"`
 	Dependencies   []DependencySpec `yaml:"dependencies"`
 	Faults         []Fault          `yaml:"faults"`
+	// Restarts replace every pod of a service at a simulated time, as a
+	// rollout restart does.
+	Restarts []Restart `yaml:"restarts"`
 	// Thresholds amend saved queries' thresholds for this fleet, by query
 	// id, as its own catalogue file would: the built-in dependency_p99
 	// assumes a 1 s timeout, a fleet with 2 s timeouts sets its own.
@@ -100,6 +103,19 @@ type CallSpec struct {
 	// a fleet that sends orders to manual review only while its breaker is
 	// open; empty: every failure.
 	FallbackOn []string `yaml:"fallback_on"`
+	// Cache answers some of the call's lookups from the pod's memory.
+	Cache *CacheSpec `yaml:"cache"`
+}
+
+// CacheSpec is a per-pod read-through cache in front of a call: HitShare of
+// the lookups ask for one of Keys popular keys, each answered from memory
+// for TTL after the pod last fetched it successfully; every other lookup
+// calls the target. A pod starts with an empty cache, and a cache whose
+// fetches fail goes cold as its keys expire.
+type CacheSpec struct {
+	HitShare float64  `yaml:"hit_share"`
+	Keys     int      `yaml:"keys"`
+	TTL      Duration `yaml:"ttl"`
 }
 
 // LayerSpec is one retry layer.
@@ -167,6 +183,10 @@ type DegradedSpec struct {
 // DependencySpec is a leaf dependency.
 type DependencySpec struct {
 	Name string `yaml:"name"`
+	// Instances sit behind a round-robin balancer (default 1), so a retry
+	// usually reaches another one; Capacity, Queue, ShedFrom and
+	// Contention are per instance.
+	Instances int `yaml:"instances"`
 	// Capacity is how many requests it works on at once; more wait in a
 	// FIFO queue of at most Queue, past which it sheds with ShedCode.
 	Capacity int `yaml:"capacity"`
@@ -176,12 +196,25 @@ type DependencySpec struct {
 	// share the server's CPU: a request starting with n in progress takes
 	// n/Contention times its service time. Zero: no sharing; Capacity then
 	// works like a pool of independent workers.
-	Contention int `yaml:"contention"`
-	// MaxStartRate sheds starts above this rate (per second); 0: none.
+	Contention float64 `yaml:"contention"`
+	// MaxStartRate sheds starts above this rate (per second), a token
+	// bucket holding Burst's worth of starts (default 100ms): a rate limit
+	// over a longer Burst lets a surge through until it has used it up.
+	// Zero: none.
 	MaxStartRate float64  `yaml:"max_start_rate"`
-	RetryAfter   Duration `yaml:"retry_after"`
-	Latency      Latency  `yaml:"latency"`
-	ErrorShare   float64  `yaml:"error_share"`
+	Burst        Duration `yaml:"burst"`
+	// ShedWork is the CPU a shed request costs (zero: nothing): under a
+	// flood of retried 429s, refusing becomes the load.
+	ShedWork   Duration `yaml:"shed_work"`
+	RetryAfter Duration `yaml:"retry_after"`
+	Latency    Latency  `yaml:"latency"`
+	ErrorShare float64  `yaml:"error_share"`
+	// ConnectCost is the work a new connection costs the dependency before
+	// its first request (TLS handshake, authentication, session setup). A
+	// caller's pod reuses a connection whose answer it received; a timed-out
+	// attempt closes its connection, so timeouts make reconnects. Zero:
+	// connections are free and not tracked.
+	ConnectCost Duration `yaml:"connect_cost"`
 	// DropAbandoned drops queued work whose caller gave up; by default a
 	// dependency keeps working on it, as real servers do.
 	DropAbandoned bool `yaml:"drop_abandoned"`
@@ -202,12 +235,24 @@ type Fault struct {
 	// SlowShare is the share of calls that take the fault's Latency, the
 	// others keeping the normal one: a latency tail rather than a slowdown
 	// of every call. Zero: every call.
-	SlowShare         float64  `yaml:"slow_share"`
+	SlowShare float64 `yaml:"slow_share"`
+	// Instances limits the fault to the dependency's first Instances
+	// instances (one slow replica); zero: all of them.
+	Instances         int      `yaml:"instances"`
 	ErrorShare        *float64 `yaml:"error_share"`
 	ConnectErrorShare float64  `yaml:"connect_error_share"`
 	ResetShare        float64  `yaml:"reset_share"`
 	CapacityFactor    float64  `yaml:"capacity_factor"`
 	MaxStartRate      *float64 `yaml:"max_start_rate"`
+}
+
+// Restart replaces every pod of Service at At: requests in flight on the
+// old pods fail, and the new pods, with empty pools and caches, fresh
+// breakers and budgets and no open connections, become ready after Startup.
+type Restart struct {
+	Service string   `yaml:"service"`
+	At      Duration `yaml:"at"`
+	Startup Duration `yaml:"startup"`
 }
 
 // Duration is a time.Duration written as "200ms", "4m".

@@ -86,8 +86,17 @@ func (sc *Scenario) validate(doc *yamlfile.Doc) yamlfile.Errors {
 			bad(p+".shed_code", "use 429 or 503", "shed_code %d", d.ShedCode)
 		}
 		checkLatency(bad, p+".latency", d.Latency)
+		if d.Instances < 0 {
+			bad(p+".instances", "give the number of instances, 1 or more", "instances %d", d.Instances)
+		}
+		if d.Burst < 0 || d.ShedWork < 0 {
+			bad(p, "", "burst and shed_work must be ≥ 0")
+		}
+		if d.ConnectCost < 0 {
+			bad(p+".connect_cost", "", "connect_cost must be ≥ 0")
+		}
 		if d.Contention < 0 {
-			bad(p+".contention", "give requests in progress ≥ 0", "contention %d", d.Contention)
+			bad(p+".contention", "give requests in progress ≥ 0", "contention %v", d.Contention)
 		}
 		if d.ErrorShare < 0 || d.ErrorShare > 1 {
 			bad(p+".error_share", "", "error_share must be in [0, 1]")
@@ -110,11 +119,23 @@ func (sc *Scenario) validate(doc *yamlfile.Doc) yamlfile.Errors {
 		if f.Latency != nil {
 			checkLatency(bad, p+".latency", *f.Latency)
 		}
+		if f.Instances < 0 {
+			bad(p+".instances", "give how many of the dependency's instances the fault hits, or 0 for all", "instances %d", f.Instances)
+		}
 		if f.SlowShare < 0 || f.SlowShare > 1 || (f.SlowShare > 0 && f.Latency == nil) {
 			bad(p+".slow_share", "give a share in [0, 1] with the fault's latency", "slow_share %v", f.SlowShare)
 		}
 		if f.CapacityFactor < 0 || f.ConnectErrorShare < 0 || f.ConnectErrorShare > 1 || f.ResetShare < 0 || f.ResetShare > 1 {
 			bad(p, "", "shares must be in [0, 1] and capacity_factor ≥ 0")
+		}
+	}
+	for i, r := range sc.Restarts {
+		p := fmt.Sprintf("$.restarts[%d]", i)
+		if !services[r.Service] {
+			bad(p+".service", "name one of the services", "unknown service %q", r.Service)
+		}
+		if r.At < 0 || r.Startup < 0 {
+			bad(p, "", "at and startup must be ≥ 0")
 		}
 	}
 	return errs
@@ -186,6 +207,9 @@ func (sc *Scenario) validateCall(bad badFunc, p string, s ServiceSpec, c CallSpe
 	}
 	if b := c.Breaker; b != nil && (b.Scope != "pod" && b.Scope != "fleet" || b.ConsecutiveFailures < 1 || b.OpenFor <= 0) {
 		bad(p+".breaker", "scope is pod or fleet; consecutive_failures ≥ 1; open_for > 0", "bad breaker")
+	}
+	if ch := c.Cache; ch != nil && !(ch.HitShare > 0 && ch.HitShare <= 1 && ch.Keys >= 1 && ch.Keys <= 1e6 && ch.TTL > 0) {
+		bad(p+".cache", "0 < hit_share ≤ 1, 1 ≤ keys ≤ 1000000, ttl > 0", "bad cache")
 	}
 	for l, ly := range c.Layers {
 		lp := fmt.Sprintf("%s.layers[%d]", p, l)

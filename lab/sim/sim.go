@@ -70,6 +70,7 @@ type Sim struct {
 	reg    *registry
 	levers *eventLevers
 	stats  *stats
+	track  tracker
 	err    error
 	// started is the wall time the run started, for pacing.
 	started time.Time
@@ -100,11 +101,14 @@ func New(sc *Scenario, opts Options) (*Sim, error) {
 	s.refreshLevers()
 	for _, svc := range s.services {
 		for i := 0; i < svc.spec.Replicas; i++ {
-			s.addPod(svc, 0)
+			s.warm(s.addPod(svc, 0))
 		}
 		if a := svc.spec.Autoscaler; a != nil {
 			s.schedule(a.Interval.D(), evAutoscale, ref{id: int32(svc.idx)})
 		}
+	}
+	for i, r := range sc.Restarts {
+		s.schedule(r.At.D(), evRestart, ref{id: int32(i)})
 	}
 	s.stats = newStats(s)
 	s.sampled = -1
@@ -224,6 +228,8 @@ func (s *Sim) dispatch(e event) {
 	case evPodReady:
 		p := s.services[e.ref.id].pods[e.ref.gen]
 		p.ready = true
+	case evRestart:
+		s.restart(s.sc.Restarts[e.ref.id])
 	}
 }
 
@@ -244,6 +250,7 @@ func (s *Sim) tick() {
 	s.gauges()
 	s.sampleUtilisation()
 	s.stats.sample()
+	s.track.sample(s)
 	s.reg.snapshot()
 	s.sampled = s.now
 	if s.opts.Store == nil {

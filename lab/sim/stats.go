@@ -185,6 +185,10 @@ type Summary struct {
 	// breakers, the largest share of ready pods whose own breaker was open
 	// and how long the fleet disagreed (strictly between 0 and 1).
 	BreakerOpenFraction map[string]BreakerFraction `json:"breaker_open_fraction"`
+	// MinEndpointSuccess is, per "service/endpoint", the lowest share of
+	// its answers that were 200 over one Window: an endpoint whose own
+	// backend is healthy fails with the pool it shares.
+	MinEndpointSuccess map[string]float64 `json:"min_endpoint_success"`
 }
 
 // RecoveredAmplification and RecoveredSuccess define recovery.
@@ -234,6 +238,7 @@ func (s *Sim) Summary() Summary {
 	}
 	st.tl.fill(s, &out)
 	st.fillStory(&out)
+	out.MinEndpointSuccess = s.minEndpointSuccess()
 	return out
 }
 
