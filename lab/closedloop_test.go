@@ -34,10 +34,9 @@ var closedLoops = []struct {
 
 // persistingFor replaces the two minutes after the fault at which the
 // untouched storm is checked where the calibrated storm runs on another
-// clock: model-provider's ends once the provider has worked off its
-// backlog; gateway-blip's edge fails only once the merchant's rate limit
-// has been spent, 140 s after the blip starts.
-var persistingFor = map[string]time.Duration{"model-provider": 20 * time.Second, "gateway-blip": 4 * time.Minute}
+// clock: gateway-blip's edge fails only once the merchant's rate limit has
+// been spent, 140 s after the blip starts.
+var persistingFor = map[string]time.Duration{"gateway-blip": 4 * time.Minute}
 
 // TestClosedLoop runs each scenario twice on a real redis-server. Without
 // intervention the storm persists past the fault. With the playbook's lever

@@ -61,6 +61,14 @@ type call struct {
 	retries  map[resilience.Class]*series
 	duration *histogram
 	probes   probeLimiter
+	// fallbackOn is the set of failures sent to the degraded path; nil: all.
+	fallbackOn map[resilience.Class]bool
+}
+
+// fallsBack reports whether a call that failed with class goes to the
+// service's degraded path rather than failing the request.
+func (c *call) fallsBack(class resilience.Class) bool {
+	return c.spec.Fallback && (c.fallbackOn == nil || c.fallbackOn[class])
 }
 
 type layer struct {
@@ -171,6 +179,13 @@ func breakerConfig(b *BreakerSpec) resilience.BreakerConfig {
 func (s *Sim) newCall(svc *service, spec *CallSpec) (*call, error) {
 	c := &call{spec: spec, svc: svc, idx: len(svc.calls), dep: s.depByName[spec.Target], callee: s.svcByName[spec.Target],
 		retries: map[resilience.Class]*series{}, lev: resilience.LeverState{RetriesEnabled: true, MaxAttempts: math.MaxInt32}}
+	for _, name := range spec.FallbackOn {
+		if c.fallbackOn == nil {
+			c.fallbackOn = map[resilience.Class]bool{}
+		}
+		cl, _ := fallbackClass(name)
+		c.fallbackOn[cl] = true
+	}
 	for i := range spec.Layers {
 		ls := &spec.Layers[i]
 		p := resilience.Policy{MaxAttempts: ls.MaxAttempts, PerAttemptTimeout: ls.Timeout.D(),

@@ -138,7 +138,7 @@ func (s *Sim) callDone(rr ref, class resilience.Class) {
 		s.fill(r, c)
 		r.next++
 		s.nextCall(rr, r)
-	case c.spec.Fallback:
+	case c.fallsBack(class):
 		s.degrade(rr, r)
 	case class == resilience.Timeout:
 		s.respond(rr, r, 504)

@@ -98,6 +98,11 @@ type CallSpec struct {
 	// Fallback sends a failed call (or every call while the degraded lever
 	// is on) to the service's degraded path instead of failing the request.
 	Fallback bool `yaml:"fallback"`
+	// FallbackOn limits the fallback to these failures of the call (names
+	// as in retry_on, plus breaker_open for a call its breaker refused), as
+	// a fleet that sends orders to manual review only while its breaker is
+	// open; empty: every failure.
+	FallbackOn []string `yaml:"fallback_on"`
 	// Cache answers some of the call's lookups from the pod's memory.
 	Cache *CacheSpec `yaml:"cache"`
 }

@@ -18,6 +18,16 @@ var classByName = func() map[string]resilience.Class {
 	return m
 }()
 
+// fallbackClass maps a fallback_on name to its class: a retry_on class, or
+// breaker_open for a call refused by its breaker.
+func fallbackClass(name string) (resilience.Class, bool) {
+	if name == "breaker_open" {
+		return classBreakerOpen, true
+	}
+	c, ok := classByName[name]
+	return c, ok
+}
+
 func (sc *Scenario) defaults() {
 	if sc.Duration == 0 {
 		sc.Duration = Duration(15 * time.Minute)
@@ -188,6 +198,12 @@ func (sc *Scenario) validateCall(bad badFunc, p string, s ServiceSpec, c CallSpe
 	}
 	if c.Fallback && s.Degraded == nil {
 		bad(p+".fallback", "add a degraded: section to the service", "fallback without a degraded path")
+	}
+	for m, name := range c.FallbackOn {
+		if _, ok := fallbackClass(name); !ok || !c.Fallback {
+			bad(fmt.Sprintf("%s.fallback_on[%d]", p, m), "set fallback: true; name breaker_open or a retry_on class",
+				"cannot fall back on %q", name)
+		}
 	}
 	if b := c.Breaker; b != nil && (b.Scope != "pod" && b.Scope != "fleet" || b.ConsecutiveFailures < 1 || b.OpenFor <= 0) {
 		bad(p+".breaker", "scope is pod or fleet; consecutive_failures ≥ 1; open_for > 0", "bad breaker")
