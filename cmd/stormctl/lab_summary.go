@@ -2,7 +2,8 @@ package main
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/stormctl/stormctl/internal/sanitize"
@@ -26,18 +27,18 @@ func printSummary(f *Factory, s sim.Summary) error {
 	fmt.Fprintf(w, "peak amplification          %.2f (steady %.2f; %.2f two minutes after the fault)\n",
 		s.PeakAmplification, s.SteadyAmplification, s.AmplificationAfterFault)
 	fmt.Fprintf(w, "max attempts per request    %d (p99 %d)\n", s.MaxAttemptsPerRequest, s.AttemptsPerRequestP99)
-	deps := sortedKeys(s.PeakDependencyAttemptsPerS)
+	deps := sortedNames(s.PeakDependencyAttemptsPerS)
 	for _, d := range deps {
 		fmt.Fprintf(w, "peak attempts/s into %-14s %.0f (%.1f× calm)\n", q(d), s.PeakDependencyAttemptsPerS[d], s.PeakOutboundRatio[d])
 	}
 	fmt.Fprintf(w, "peak pool saturation        %.2f (first exhausted at %s)\n", s.PeakPoolSaturation, opt(s.FirstPoolExhausted))
 	fmt.Fprintf(w, "peak demanded concurrency   %.2f of capacity\n", s.PeakDemandedConcurrency)
-	for _, svc := range sortedKeys(s.PeakDemandedThreads) {
+	for _, svc := range sortedNames(s.PeakDemandedThreads) {
 		fmt.Fprintf(w, "peak demanded threads in %-10s %.0f\n", q(svc), s.PeakDemandedThreads[svc])
 	}
 	fmt.Fprintf(w, "min edge success rate       %.3f (%.3f two minutes after the fault)\n", s.MinEdgeSuccessRate, s.EdgeSuccessAfterFault)
 	fmt.Fprintf(w, "edge 5xx above 5%% from      %s (worst %.0f%%)\n", opt(s.FirstEdge5xxOver5Pct), 100*s.MaxEdge5xxShare)
-	for _, ep := range sortedKeys(s.MinEndpointSuccess) {
+	for _, ep := range sortedNames(s.MinEndpointSuccess) {
 		fmt.Fprintf(w, "min success of %-20s %.3f\n", q(ep), s.MinEndpointSuccess[ep])
 	}
 	fmt.Fprintf(w, "amplification detected at   %s\n", opt(s.DetectAmplification))
@@ -46,11 +47,11 @@ func printSummary(f *Factory, s sim.Summary) error {
 	for _, d := range deps {
 		fmt.Fprintf(w, "peak abandoned work/s in %-10s %.0f\n", q(d), s.PeakAbandonedWorkPerS[d])
 	}
-	for _, call := range sortedKeys(s.BreakerOpenFraction) {
+	for _, call := range sortedNames(s.BreakerOpenFraction) {
 		b := s.BreakerOpenFraction[call]
 		fmt.Fprintf(w, "breakers open on %-18s at most %.0f%% of pods, disagreeing for %.0fs\n", q(call), 100*b.Max, b.DisagreeS)
 	}
-	for _, svc := range sortedKeys(s.Pods) {
+	for _, svc := range sortedNames(s.Pods) {
 		if h := s.Pods[svc]; len(h) > 1 {
 			most := 0
 			for _, p := range h {
@@ -66,11 +67,4 @@ func printSummary(f *Factory, s sim.Summary) error {
 	return nil
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedNames[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
