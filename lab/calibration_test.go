@@ -95,6 +95,7 @@ func firing(sum sim.Summary) map[string]float64 {
 func TestGatewayBlipTellsItsStory(t *testing.T) {
 	for _, seed := range []uint64{1, 2} {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			t.Parallel()
 			_, sum := runSummary(t, "gateway-blip", seed, nil)
 			blip := 120.0
 			fired := firing(sum)
@@ -227,6 +228,7 @@ func TestProtectedVariantsKeepTheGate(t *testing.T) {
 			continue
 		}
 		t.Run(sc.Name, func(t *testing.T) {
+			t.Parallel()
 			s, err := sim.New(sc, sim.Options{Seed: 1})
 			if err != nil {
 				t.Fatal(err)

@@ -84,6 +84,7 @@ func TestInventoryFailoverCalibrated(t *testing.T) {
 	}
 	for _, seed := range []uint64{1, 2} {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			t.Parallel()
 			var warm []float64
 			look := func(s *Sim) { warm = append(warm, warmth(s)) }
 			s := runSim(t, sc, Options{Seed: seed}, look, sc.FirstFault(), 7*time.Minute)
@@ -138,6 +139,7 @@ func TestRestartOfCheckoutLengthensRecovery(t *testing.T) {
 	}
 	for _, seed := range []uint64{1, 2} {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			t.Parallel()
 			sc := findScenario(t, "inventory-failover")
 			var warm []float64
 			look := func(s *Sim) { warm = append(warm, warmth(s)) }
@@ -188,6 +190,7 @@ func TestRestartReplacesEveryPod(t *testing.T) {
 func TestInventoryFailoverProtectedCalibrated(t *testing.T) {
 	for _, seed := range []uint64{1, 2} {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			t.Parallel()
 			sum := run(t, "inventory-failover-protected", Options{Seed: seed})
 			orders := 400 * 0.95
 			if sum.PeakAmplification > 1.2 || sum.PeakDependencyAttemptsPerS["inventory"] > 1.2*orders {

@@ -19,6 +19,7 @@ import (
 func TestModelProviderCalibrated(t *testing.T) {
 	for _, seed := range []uint64{1, 2} {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			t.Parallel()
 			sc, err := Find("model-provider")
 			if err != nil {
 				t.Fatal(err)
@@ -101,6 +102,7 @@ func TestModelProviderCalibrated(t *testing.T) {
 func TestModelProviderProtectedCalibrated(t *testing.T) {
 	for _, seed := range []uint64{1, 2} {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			t.Parallel()
 			s := run(t, "model-provider-protected", Options{Seed: seed})
 			if r := s.PeakOutboundRatio["model-provider"]; r <= 0 || r > 1.2 {
 				t.Errorf("peak attempts to the provider %v× calm, want ≤ 1.2×", r)

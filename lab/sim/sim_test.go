@@ -50,6 +50,7 @@ func TestBuiltinsParseAndPair(t *testing.T) {
 func TestStormPersistsProtectedRecovers(t *testing.T) {
 	for _, name := range []string{"gateway-blip", "inventory-failover", "payments-slow"} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			bad := run(t, name, Options{Seed: 1})
 			if bad.SteadyAmplification < 2.5 || bad.MaxEdge5xxShare < 0.5 || bad.Recovered != nil {
 				t.Errorf("storm did not persist: %+v", bad)
@@ -78,6 +79,7 @@ func depOf(name string) string {
 // and holds itself up (6 attempts per order against what the recovered
 // provider starts); with one retry owner it does not happen.
 func TestLayeredRetriesMultiply(t *testing.T) {
+	t.Parallel()
 	bad := run(t, "model-provider", Options{Seed: 1})
 	good := run(t, "model-provider-protected", Options{Seed: 1})
 	if bad.MaxAttemptsPerRequest <= 2*3 || bad.MaxAttemptsPerRequest > 2*3*2 || good.MaxAttemptsPerRequest > 2 {
