@@ -86,8 +86,8 @@ func (sc *Scenario) validate(doc *yamlfile.Doc) yamlfile.Errors {
 			bad(p+".shed_code", "use 429 or 503", "shed_code %d", d.ShedCode)
 		}
 		checkLatency(bad, p+".latency", d.Latency)
-		if d.Instances < 0 {
-			bad(p+".instances", "give the number of instances, 1 or more", "instances %d", d.Instances)
+		if d.Instances < 0 || d.Instances > maxReplicas {
+			bad(p+".instances", fmt.Sprintf("give 1 to %d instances", maxReplicas), "instances %d", d.Instances)
 		}
 		if d.Burst < 0 || d.ShedWork < 0 {
 			bad(p, "", "burst and shed_work must be ≥ 0")
@@ -141,6 +141,10 @@ func (sc *Scenario) validate(doc *yamlfile.Doc) yamlfile.Errors {
 	return errs
 }
 
+// maxReplicas bounds the pods of a service and the instances of a
+// dependency a scenario may ask for: each is memory the lab allocates.
+const maxReplicas = 10000
+
 type badFunc func(path, fix, format string, args ...any)
 
 func checkLatency(bad badFunc, p string, l Latency) {
@@ -152,6 +156,9 @@ func checkLatency(bad badFunc, p string, l Latency) {
 func (sc *Scenario) validateService(bad badFunc, p string, s ServiceSpec, services, deps map[string]bool) {
 	if s.Name == "" {
 		bad(p+".name", "", "name is required")
+	}
+	if s.Replicas < 1 || s.Replicas > maxReplicas {
+		bad(p+".replicas", fmt.Sprintf("give 1 to %d", maxReplicas), "replicas %d", s.Replicas)
 	}
 	pools := map[string]bool{}
 	for j, pl := range s.Pools {
@@ -177,7 +184,7 @@ func (sc *Scenario) validateService(bad badFunc, p string, s ServiceSpec, servic
 		}
 	}
 	if a := s.Autoscaler; a != nil {
-		if !pools[a.Pool] || a.TargetUtilization <= 0 || a.TargetUtilization > 1 || a.Min < 1 || a.Max < a.Min || a.Interval <= 0 || a.ScaleDownStabilization < 0 {
+		if !pools[a.Pool] || a.TargetUtilization <= 0 || a.TargetUtilization > 1 || a.Min < 1 || a.Max < a.Min || a.Max > maxReplicas || a.Interval <= 0 || a.ScaleDownStabilization < 0 {
 			bad(p+".autoscaler", "", "need a known pool, 0 < target_utilization ≤ 1, 1 ≤ min ≤ max, interval > 0, scale_down_stabilization ≥ 0")
 		}
 	}

@@ -133,6 +133,9 @@ func TestParseErrorsArePositioned(t *testing.T) {
 		{"name: x\nedge: {service: a, rps: 1}\nservices: []\nbogus: 1\n", 4},
 		{"name: x\nedge: {service: nope, rps: 1}\n", 2},
 		{"name: x\nedge: {service: a, rps: 1}\nservices:\n  - name: a\n    pools: [{name: p, size: 1}]\n    endpoints:\n      - name: e\n        pool: p\n        calls:\n          - target: d\n            layers:\n              - {name: app, max_attempts: 2, timeout: 1s, retry_on: [tiemout]}\ndependencies:\n  - {name: d, capacity: 1, latency: {p50: 1ms, p99: 2ms}}\n", 12},
+		// Pods and instances are memory: a hostile file cannot ask for millions.
+		{"name: x\nedge: {service: a, rps: 1}\nservices:\n  - name: a\n    replicas: 99999999\n    pools: [{name: p, size: 1}]\n    endpoints: [{name: e, pool: p}]\n", 5},
+		{"name: x\nedge: {service: a, rps: 1}\nservices:\n  - name: a\n    pools: [{name: p, size: 1}]\n    endpoints: [{name: e, pool: p, calls: [{target: d, layers: [{name: app, max_attempts: 1}]}]}]\ndependencies:\n  - {name: d, instances: 50000000, capacity: 1, latency: {p50: 1ms, p99: 2ms}}\n", 8},
 	}
 	for _, c := range cases {
 		_, err := Parse("s.yaml", []byte(c.src))
