@@ -33,7 +33,7 @@ func (st *stats) sampleStory(success float64) {
 		if sy.exhausted == nil && st.poolFull() {
 			sy.exhausted = &t
 		}
-		if sy.edge5xx == nil && !math.IsNaN(success) && 1-success > 0.05 {
+		if sy.edge5xx == nil && !math.IsNaN(success) && 1-success > edgeAlarm {
 			sy.edge5xx = &t
 		}
 	}
