@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/prometheus/promql"
+
 	"github.com/stormctl/stormctl/lab/sim"
 	"github.com/stormctl/stormctl/queries"
 )
@@ -143,23 +145,64 @@ func TestGatewayBlipTellsItsStory(t *testing.T) {
 // time at.
 func edgeErrorRate(t *testing.T, l *Lab, at time.Duration) float64 {
 	t.Helper()
-	cat, err := queries.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := cat.Render("edge_error_rate", queries.DefaultPack, queries.Params{Service: l.Sim.EdgeService()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mat, err := l.rangeQuery(context.Background(), "edge_error_rate", r.Expr, at)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mat := savedQuery(t, l, "edge_error_rate", queries.Params{Service: l.Sim.EdgeService()}, at)
 	if len(mat) != 1 || len(mat[0].Floats) == 0 {
 		t.Fatalf("edge_error_rate: %v", mat)
 	}
 	pts := mat[0].Floats
 	return pts[len(pts)-1].F
+}
+
+// savedQuery evaluates saved query id with params over the lab's TSDB from
+// time zero to simulated time at.
+func savedQuery(t *testing.T, l *Lab, id string, p queries.Params, at time.Duration) promql.Matrix {
+	t.Helper()
+	cat, err := queries.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := cat.Render(id, queries.DefaultPack, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mat, err := l.rangeQuery(context.Background(), id, r.Expr, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mat
+}
+
+// inventory-failover's orders hold checkout's shared 200-thread pool for
+// over a second and demand some 530 threads (Little's law, the summary).
+// The saved demanded_concurrency query sees that demand from the pool's
+// own gauges, in use plus waiting: outbound attempt time alone could
+// never pass 1, since every attempt holds a thread.
+func TestSavedDemandedConcurrencySeesTheSharedPool(t *testing.T) {
+	l, sum := runSummary(t, "inventory-failover", 1, nil)
+	threads := sum.PeakDemandedThreads["checkout"]
+	if threads < 400 || threads > 700 {
+		t.Fatalf("checkout demanded %v threads at the peak, want ~530 (400-700)", threads)
+	}
+	mat := savedQuery(t, l, "demanded_concurrency", queries.Params{Service: "checkout", Dependency: "inventory", Pool: "http"},
+		time.Duration(sum.FaultEnd)*time.Second)
+	if len(mat) != 1 {
+		t.Fatalf("demanded_concurrency for checkout's http pool: %v", mat)
+	}
+	worst, calm := 0.0, 0.0
+	for _, p := range mat[0].Floats {
+		at := time.UnixMilli(p.T).Sub(l.Epoch)
+		if at < l.Sim.Scenario().FirstFault() {
+			calm = max(calm, p.F)
+		}
+		worst = max(worst, p.F)
+	}
+	// Both read the same demand: the summary from arrivals × the mean hold
+	// of those that got a thread, the query from the pool's gauges, where
+	// a caller that waits out its wait timeout counts while it waits.
+	if calm >= 0.8 || worst < 1.5 || worst*200 < threads*0.7 || worst*200 > threads*1.4 {
+		t.Errorf("demanded_concurrency: calm %.2f, worst %.2f (%.0f threads of 200); want calm < 0.8, and ≥ 1.5 near Little's %.0f",
+			calm, worst, worst*200, threads)
+	}
 }
 
 // The summary reports each saved query's first firing, the retry signal's

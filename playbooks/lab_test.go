@@ -21,6 +21,8 @@ type labRun struct {
 	at       time.Duration
 	params   map[string]string
 	levers   map[string]string
+	// passed are steps whose evidence the lab must show.
+	passed []string
 }
 
 // labCases pair each incident shape of DOMAIN.md with the scenario that
@@ -35,7 +37,8 @@ var labCases = []struct {
 		levers: map[string]string{"retries checkout->payment-gateway": "off"}}}},
 	{"shared-pool-exhaustion", "inventory-failover", []labRun{{playbook: "shared-pool-exhaustion", at: 3 * time.Minute,
 		params: map[string]string{"service": "checkout", "dependency": "inventory", "pool": "http"},
-		levers: map[string]string{"breaker checkout->inventory": "open"}}}},
+		levers: map[string]string{"breaker checkout->inventory": "open"},
+		passed: []string{"pool-saturated", "demand-exceeds-pool"}}}},
 	{"lockstep-retries", "payments-slow", []labRun{{playbook: "lockstep-retries", at: 3 * time.Minute,
 		params: map[string]string{"service": "checkout", "dependency": "payments"},
 		levers: map[string]string{"retries checkout->payments": "off"}}}},
@@ -90,6 +93,11 @@ func (s *labStack) runBuiltin(t *testing.T, run labRun) {
 	}
 	if err != nil {
 		t.Fatalf("%s stopped after %s simulated: %v", run.playbook, s.lab.Sim.Now()-start, err)
+	}
+	for _, id := range run.passed {
+		if st, ok := r.State(id); !ok || st.Status != Passed {
+			t.Errorf("step %s: %+v, want passed", id, st)
+		}
 	}
 	t.Logf("%s completed at %s, in %s simulated", run.playbook, s.lab.Sim.Now().Round(time.Second), (s.lab.Sim.Now() - start).Round(time.Second))
 	for kt, want := range run.levers {

@@ -39,6 +39,7 @@ func stormctlStorm() data {
 	pool := map[string]string{"service": "checkout", "pool": "http"}
 	d.gauge("stormctl_pool_in_use", pool, phased{10, 25, 48, 10})
 	d.gauge("stormctl_pool_capacity", pool, phased{50, 50, 50, 50})
+	d.gauge("stormctl_pool_waiting", pool, phased{0, 0, 32, 0})
 	breakerFleet(d, "stormctl_breaker_state", pay, []string{"closed", "open", "half_open", "forced_open"})
 	d.counter("stormctl_server_requests_total", map[string]string{"service": "checkout", "code": "200"}, phased{10, 10, 9, 10})
 	d.counter("stormctl_server_requests_total", map[string]string{"service": "checkout", "code": "503"}, phased{0, 0, 1, 0})
@@ -81,9 +82,11 @@ func TestPackStormctl(t *testing.T) {
 	f.check("pool_saturation", "", Params{Pool: "http"}, during, want{PH: {0.96, Crit}})
 	f.trips("pool_saturation", "", none, PH, stormPhases[1]+step)
 
-	f.check("demanded_concurrency", "", none, calm, one(0.012, OK))
-	f.check("demanded_concurrency", "", none, rising, one(0.322, OK))
-	f.check("demanded_concurrency", "", none, during, one(1.202, Crit))
+	// In use plus waiting: 10, 25 and 48 + 32 of 50. The pool's own in-use
+	// gauge alone could never pass 1.
+	f.check("demanded_concurrency", "", none, calm, want{PH: {0.2, OK}})
+	f.check("demanded_concurrency", "", none, rising, want{PH: {0.5, OK}})
+	f.check("demanded_concurrency", "", Params{Service: "checkout", Dependency: "payments", Pool: "http"}, during, want{PH: {1.6, Crit}})
 
 	f.check("breaker_open_fraction", "", none, calm, want{P: {0, OK}})
 	f.check("breaker_open_fraction", "", none, rising, want{P: {0.25, Crit}})
