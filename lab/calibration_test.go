@@ -310,3 +310,35 @@ func TestScenarioThresholdsNameSavedQueries(t *testing.T) {
 		t.Fatalf("summary error %v, want one naming dependency_p999", err)
 	}
 }
+
+// model-provider is incidents 4 and 5 together. While the provider is slow
+// the fleet's own signals fire besides the retry signals: the autoscaler
+// adds pods, the provider's p99 passes the risk agent's timeout and the
+// pods' breakers disagree, in waves each as long as a breaker's open time.
+func TestModelProviderFleetSignalsFire(t *testing.T) {
+	sc, err := sim.Find("model-provider")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var end time.Duration
+	for _, f := range sc.Faults {
+		end = max(end, f.At.D()+f.For.D())
+	}
+	l := newLab(t, sc.Name, end)
+	if err := l.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := l.Summary(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fired, fault := firing(sum), sc.FirstFault().Seconds()
+	for _, id := range []string{"replica_churn", "dependency_p99", "breaker_open_fraction", "retry_ratio", "amplification"} {
+		if at, ok := fired[id]; !ok || at < fault {
+			t.Errorf("%s fired at %v (%v), want after the fault at %vs and before its end at %v", id, at, ok, fault, end)
+		}
+	}
+	if bf := sum.BreakerOpenFraction["risk-agent->model-provider"]; bf.DisagreeS < 20 {
+		t.Errorf("breakers disagreed for %v s, want ≥ 20", bf.DisagreeS)
+	}
+}
