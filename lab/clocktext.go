@@ -36,9 +36,9 @@ func ClockText(sc *sim.Scenario, now time.Duration) string {
 	}
 	switch {
 	case active != nil:
-		return fmt.Sprintf("%s · %s fault for %s more", s, printable(active.Dependency), mmss(active.At.D()+active.For.D()-now))
+		return fmt.Sprintf("%s · %s fault for %s more", s, printable(active.Dependency), mmss(ceilSecond(active.At.D()+active.For.D()-now)))
 	case next != nil:
-		return fmt.Sprintf("%s · %s fault in %s", s, printable(next.Dependency), mmss(next.At.D()-now))
+		return fmt.Sprintf("%s · %s fault in %s", s, printable(next.Dependency), mmss(ceilSecond(next.At.D()-now)))
 	case ended != nil:
 		return fmt.Sprintf("%s · %s fault ended %s ago", s, printable(ended.Dependency), mmss(now-ended.At.D()-ended.For.D()))
 	}
@@ -49,6 +49,15 @@ func ClockText(sc *sim.Scenario, now time.Duration) string {
 func mmss(d time.Duration) string {
 	d = max(0, d).Truncate(time.Second)
 	return fmt.Sprintf("%d:%02d", int(d/time.Minute), int(d%time.Minute/time.Second))
+}
+
+// ceilSecond rounds a countdown up, so that it reads 0:00 only when the
+// moment has come, as the elapsed clock beside it (rounded down) does.
+func ceilSecond(d time.Duration) time.Duration {
+	if r := d % time.Second; r > 0 {
+		d += time.Second - r
+	}
+	return d
 }
 
 // printable replaces what a terminal would interpret (escapes, controls) in
