@@ -176,9 +176,14 @@ func savedQuery(t *testing.T, l *Lab, id string, p queries.Params, at time.Durat
 // over a second and demand some 530 threads (Little's law, the summary).
 // The saved demanded_concurrency query sees that demand from the pool's
 // own gauges, in use plus waiting: outbound attempt time alone could
-// never pass 1, since every attempt holds a thread.
+// never pass 1, since every attempt holds a thread. Inventory's p99, judged
+// against checkout's 200 ms timeout as the scenario's catalogue sets it,
+// fires too.
 func TestSavedDemandedConcurrencySeesTheSharedPool(t *testing.T) {
 	l, sum := runSummary(t, "inventory-failover", 1, nil)
+	if at, ok := firing(sum)["dependency_p99"]; !ok || at < l.Sim.Scenario().FirstFault().Seconds() {
+		t.Errorf("dependency_p99 fired at %v (%v), want after the fault", at, ok)
+	}
 	threads := sum.PeakDemandedThreads["checkout"]
 	if threads < 400 || threads > 700 {
 		t.Fatalf("checkout demanded %v threads at the peak, want ~530 (400-700)", threads)
