@@ -75,6 +75,7 @@ func reportMetrics() string {
 	counter("stormctl_server_requests_total", edge("503"), phase(storm, rat(10, 0), 0.5, 20, 0.5))
 	om.Gauge("stormctl_pool_in_use", scrape(map[string]string{"pool": "http"}), reportStart, reportStep, phase(storm, off, 40, 196, 40))
 	om.Gauge("stormctl_pool_capacity", scrape(map[string]string{"pool": "http"}), reportStart, reportStep, phase(storm, off, 200, 200, 200))
+	om.Gauge("stormctl_pool_waiting", scrape(map[string]string{"pool": "http"}), reportStart, reportStep, phase(storm, off, 0, 150, 0))
 
 	les := []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, math.Inf(1)}
 	normal := []float64{50, 100, 100, 100, 100, 100, 100, 100}
