@@ -41,8 +41,9 @@ func printSummary(f *Factory, s sim.Summary) error {
 	for _, ep := range sortedNames(s.MinEndpointSuccess) {
 		fmt.Fprintf(w, "min success of %-20s %.3f\n", q(ep), s.MinEndpointSuccess[ep])
 	}
-	fmt.Fprintf(w, "amplification detected at   %s\n", opt(s.DetectAmplification))
-	fmt.Fprintf(w, "edge errors detected at     %s\n", opt(s.DetectEdgeErrorRate))
+	// The first crit sample, before the alert's for: has held (below).
+	fmt.Fprintf(w, "amplification past crit at  %s\n", opt(s.DetectAmplification))
+	fmt.Fprintf(w, "edge errors past crit at    %s\n", opt(s.DetectEdgeErrorRate))
 	fmt.Fprintf(w, "recovered at                %s\n", opt(s.Recovered))
 	for _, d := range deps {
 		fmt.Fprintf(w, "peak abandoned work/s in %-10s %.0f\n", q(d), s.PeakAbandonedWorkPerS[d])
@@ -62,7 +63,7 @@ func printSummary(f *Factory, s sim.Summary) error {
 	}
 	fmt.Fprintf(w, "retry signal leads edge by  %s\n", opt(s.LeadS))
 	for _, a := range s.Alerts {
-		fmt.Fprintf(w, "alert %-21s fires at %-6s (calm %s)\n", q(a.Query), opt(a.FirstFiring), a.Calm)
+		fmt.Fprintf(w, "alert %-21s fires at %-6s (warns at %s, calm %s)\n", q(a.Query), opt(a.FirstFiring), opt(a.FirstWarn), a.Calm)
 	}
 	return nil
 }

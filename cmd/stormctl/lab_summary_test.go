@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -47,7 +48,10 @@ func TestLabRunReportsTheTimeline(t *testing.T) {
 	}
 
 	code, stdout, _ = run(t, "lab", "run", "--scenario", "gateway-blip", "--until", "6m")
-	for _, want := range []string{"edge 5xx above 5% from      ", "retry signal leads edge by  ", "alert retry_ratio           fires at "} {
+	if !regexp.MustCompile(`alert retry_ratio +fires at \d+s +\(warns at \d+s, calm ok\)`).MatchString(stdout) {
+		t.Errorf("text summary lacks retry_ratio's firing and warning:\n%s", stdout)
+	}
+	for _, want := range []string{"edge 5xx above 5% from      ", "retry signal leads edge by  ", "amplification past crit at  "} {
 		if code != 0 || !strings.Contains(stdout, want) {
 			t.Errorf("text summary lacks %q:\n%s", want, stdout)
 		}
