@@ -28,7 +28,7 @@ func (l *Lab) alerts(ctx context.Context, cat *queries.Catalog) ([]sim.Alert, *f
 	fired := map[string]*float64{}
 	sc := l.Sim.Scenario()
 	for id := range sc.Thresholds {
-		if _, err := cat.Render(id, queries.DefaultPack, queries.Params{}); err != nil {
+		if _, err := cat.Query(id); err != nil {
 			return nil, nil, fmt.Errorf("lab summary: scenario %s: thresholds: %w", sc.Name, err)
 		}
 	}

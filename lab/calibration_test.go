@@ -325,10 +325,7 @@ func TestModelProviderFleetSignalsFire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var end time.Duration
-	for _, f := range sc.Faults {
-		end = max(end, f.At.D()+f.For.D())
-	}
+	end := sc.LastFaultEnd()
 	l := newLab(t, sc.Name, end)
 	if err := l.Run(context.Background()); err != nil {
 		t.Fatal(err)

@@ -130,11 +130,7 @@ func (c *controlLab) until(t *testing.T, deadline time.Duration, cond func() boo
 }
 
 func faultEnd(c *controlLab) time.Duration {
-	var end time.Duration
-	for _, f := range c.Sim.Scenario().Faults {
-		end = max(end, f.At.D()+f.For.D())
-	}
-	return end
+	return c.Sim.Scenario().LastFaultEnd()
 }
 
 // checkApplied checks the guards passed on evidence measured in the lab and

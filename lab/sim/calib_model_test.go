@@ -31,11 +31,7 @@ func TestModelProviderCalibrated(t *testing.T) {
 			// The provider's own rates once recovered, from a minute after
 			// the fault to the end: what it starts (all 200s now) against
 			// what the fleet sends it.
-			var faultEnd time.Duration
-			for _, f := range sc.Faults {
-				faultEnd = max(faultEnd, f.At.D()+f.For.D())
-			}
-			from := faultEnd + time.Minute
+			from := sc.LastFaultEnd() + time.Minute
 			if err := s.RunTo(context.Background(), from); err != nil {
 				t.Fatal(err)
 			}

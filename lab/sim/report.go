@@ -118,3 +118,12 @@ func (sc *Scenario) FirstFault() time.Duration {
 	}
 	return first
 }
+
+// LastFaultEnd is when the scenario's last fault ends; zero without faults.
+func (sc *Scenario) LastFaultEnd() time.Duration {
+	var end time.Duration
+	for _, f := range sc.Faults {
+		end = max(end, f.At.D()+f.For.D())
+	}
+	return end
+}

@@ -184,8 +184,8 @@ type DegradedSpec struct {
 type DependencySpec struct {
 	Name string `yaml:"name"`
 	// Instances sit behind a round-robin balancer (default 1), so a retry
-	// usually reaches another one; Capacity, Queue, ShedFrom and
-	// Contention are per instance.
+	// usually reaches another one; Capacity, Queue and Contention are per
+	// instance, MaxStartRate holds for them all.
 	Instances int `yaml:"instances"`
 	// Capacity is how many requests it works on at once; more wait in a
 	// FIFO queue of at most Queue, past which it sheds with ShedCode.

@@ -208,9 +208,7 @@ func (s *Sim) Summary() Summary {
 	for k, v := range st.peakDepRate {
 		out.PeakDependencyAttemptsPerS[k] = round(v)
 	}
-	for _, f := range s.sc.Faults {
-		out.FaultEnd = max(out.FaultEnd, (f.At.D() + f.For.D()).Seconds())
-	}
+	out.FaultEnd = s.sc.LastFaultEnd().Seconds()
 	for i := range st.ampl {
 		if !math.IsNaN(st.ampl[i]) {
 			out.PeakAmplification = max(out.PeakAmplification, st.ampl[i])
