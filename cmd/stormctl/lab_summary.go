@@ -29,7 +29,7 @@ func printSummary(f *Factory, s sim.Summary) error {
 	fmt.Fprintf(w, "max attempts per request    %d (p99 %d)\n", s.MaxAttemptsPerRequest, s.AttemptsPerRequestP99)
 	deps := sortedNames(s.PeakDependencyAttemptsPerS)
 	for _, d := range deps {
-		fmt.Fprintf(w, "peak attempts/s into %-14s %.0f (%.1f× calm)\n", q(d), s.PeakDependencyAttemptsPerS[d], s.PeakOutboundRatio[d])
+		fmt.Fprintf(w, "peak attempts/s into %-14s %.0f (a minute's rate %.1f× calm)\n", q(d), s.PeakDependencyAttemptsPerS[d], s.PeakOutboundRatio[d])
 	}
 	fmt.Fprintf(w, "peak pool saturation        %.2f (first exhausted at %s)\n", s.PeakPoolSaturation, opt(s.FirstPoolExhausted))
 	fmt.Fprintf(w, "peak demanded concurrency   %.2f of capacity\n", s.PeakDemandedConcurrency)

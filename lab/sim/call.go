@@ -144,7 +144,7 @@ func (s *Sim) recordAttempt(f *frame, o int, class resilience.Class) {
 	c.duration.observe((s.now - f.start).Seconds())
 	if r := s.reqs.get(f.req); r != nil {
 		if br := c.breaker(r.pod); br != nil {
-			br.Record(s.wall(s.now), f.probe, class)
+			br.Record(s.wall(s.now), f.probe, c.breakerClass(class))
 		}
 	}
 }

@@ -63,6 +63,17 @@ type call struct {
 	probes   probeLimiter
 	// fallbackOn is the set of failures sent to the degraded path; nil: all.
 	fallbackOn map[resilience.Class]bool
+	// breakerCounts is the set of failures the breaker counts; nil: all.
+	breakerCounts map[resilience.Class]bool
+}
+
+// breakerClass is class as c's breaker sees it: a failure it does not
+// count is neutral, like an attempt its caller cancelled.
+func (c *call) breakerClass(class resilience.Class) resilience.Class {
+	if c.breakerCounts != nil && class != resilience.Success && !c.breakerCounts[class] {
+		return resilience.Canceled
+	}
+	return class
 }
 
 // fallsBack reports whether a call that failed with class goes to the
@@ -185,6 +196,12 @@ func (s *Sim) newCall(svc *service, spec *CallSpec) (*call, error) {
 		}
 		cl, _ := fallbackClass(name)
 		c.fallbackOn[cl] = true
+	}
+	if b := spec.Breaker; b != nil && len(b.Failures) > 0 {
+		c.breakerCounts = map[resilience.Class]bool{}
+		for _, name := range b.Failures {
+			c.breakerCounts[classByName[name]] = true
+		}
 	}
 	for i := range spec.Layers {
 		ls := &spec.Layers[i]

@@ -148,6 +148,11 @@ type BreakerSpec struct {
 	HalfOpenProbes      int      `yaml:"half_open_probes"`
 	// FleetProbesPerSecond limits half-open probes across the fleet (scope fleet).
 	FleetProbesPerSecond int `yaml:"fleet_probes_per_second"`
+	// Failures are the failure classes (retry_on names) the breaker counts;
+	// any other answer leaves its count alone, as Envoy's outlier detection
+	// with split_external_local_origin_errors counts only the upstream's own
+	// 5xx and not its caller's timeouts. Empty: every failure counts.
+	Failures []string `yaml:"failures"`
 }
 
 // BudgetSpec is a token-bucket retry budget.

@@ -215,6 +215,14 @@ func (sc *Scenario) validateCall(bad badFunc, p string, s ServiceSpec, c CallSpe
 	if b := c.Breaker; b != nil && (b.Scope != "pod" && b.Scope != "fleet" || b.ConsecutiveFailures < 1 || b.OpenFor <= 0) {
 		bad(p+".breaker", "scope is pod or fleet; consecutive_failures ≥ 1; open_for > 0", "bad breaker")
 	}
+	if b := c.Breaker; b != nil {
+		for m, name := range b.Failures {
+			if _, ok := classByName[name]; !ok {
+				bad(fmt.Sprintf("%s.breaker.failures[%d]", p, m), "one of connect, reset, timeout, unavailable, throttled, server_error",
+					"unknown failure class %q", name)
+			}
+		}
+	}
 	if ch := c.Cache; ch != nil && !(ch.HitShare > 0 && ch.HitShare <= 1 && ch.Keys >= 1 && ch.Keys <= 1e6 && ch.TTL > 0) {
 		bad(p+".cache", "0 < hit_share ≤ 1, 1 ≤ keys ≤ 1000000, ttl > 0", "bad cache")
 	}

@@ -72,12 +72,14 @@ func depOf(name string) string {
 }
 
 // Layers multiply: every attempt of the edge's layer (2) starts a risk
-// agent request whose app layer (3) retries timeouts, each attempt maybe
-// doubled by the sidecar on a 503 (2). Attempts per order count only what
-// reaches the provider, including what the risk agent sends after the
-// order was answered, and never exceed 2×3×2. The storm outlasts the fault
-// and holds itself up (6 attempts per order against what the recovered
-// provider starts); with one retry owner it does not happen.
+// agent request whose app layer (3) retries timeouts, each attempt
+// doubled by the sidecar (2) on a 503, a reset or its own per-try timeout.
+// Attempts per order count only what reaches the provider, including what
+// the risk agent sends after the order was answered, and never exceed
+// 2×3×2. The storm outlasts the fault and holds itself up (up to 12
+// attempts per order against what the recovered provider starts; between
+// the breakers' waves the edge fails), and with one retry owner it does
+// not happen.
 func TestLayeredRetriesMultiply(t *testing.T) {
 	t.Parallel()
 	bad := run(t, "model-provider", Options{Seed: 1})
@@ -86,7 +88,7 @@ func TestLayeredRetriesMultiply(t *testing.T) {
 		t.Errorf("max attempts per order: unprotected %d (want in (2×3, 2×3×2]), protected %d (want ≤ 2)",
 			bad.MaxAttemptsPerRequest, good.MaxAttemptsPerRequest)
 	}
-	if bad.Recovered != nil || bad.AmplificationAfterFault < 2.5 || bad.EdgeSuccessAfterFault > 0.1 {
+	if bad.Recovered != nil || bad.AmplificationAfterFault < 2.5 || bad.EdgeSuccessAfterFault > 0.75 {
 		t.Errorf("the layered storm did not hold itself up after the fault: %+v", bad)
 	}
 	if good.Recovered == nil || *good.Recovered > good.FaultEnd+120 {
@@ -133,6 +135,7 @@ func TestParseErrorsArePositioned(t *testing.T) {
 		{"name: x\nedge: {service: a, rps: 1}\nservices: []\nbogus: 1\n", 4},
 		{"name: x\nedge: {service: nope, rps: 1}\n", 2},
 		{"name: x\nedge: {service: a, rps: 1}\nservices:\n  - name: a\n    pools: [{name: p, size: 1}]\n    endpoints:\n      - name: e\n        pool: p\n        calls:\n          - target: d\n            layers:\n              - {name: app, max_attempts: 2, timeout: 1s, retry_on: [tiemout]}\ndependencies:\n  - {name: d, capacity: 1, latency: {p50: 1ms, p99: 2ms}}\n", 12},
+		{"name: x\nedge: {service: a, rps: 1}\nservices:\n  - name: a\n    pools: [{name: p, size: 1}]\n    endpoints:\n      - name: e\n        pool: p\n        calls:\n          - target: d\n            breaker: {scope: pod, consecutive_failures: 1, open_for: 1s, failures: [unavailable, 503]}\n            layers: [{name: app, max_attempts: 1, timeout: 1s}]\ndependencies:\n  - {name: d, capacity: 1, latency: {p50: 1ms, p99: 2ms}}\n", 11},
 		// Pods and instances are memory: a hostile file cannot ask for millions.
 		{"name: x\nedge: {service: a, rps: 1}\nservices:\n  - name: a\n    replicas: 99999999\n    pools: [{name: p, size: 1}]\n    endpoints: [{name: e, pool: p}]\n", 5},
 		{"name: x\nedge: {service: a, rps: 1}\nservices:\n  - name: a\n    pools: [{name: p, size: 1}]\n    endpoints: [{name: e, pool: p, calls: [{target: d, layers: [{name: app, max_attempts: 1}]}]}]\ndependencies:\n  - {name: d, instances: 50000000, capacity: 1, latency: {p50: 1ms, p99: 2ms}}\n", 8},

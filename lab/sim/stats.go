@@ -131,7 +131,9 @@ type Summary struct {
 	// service, including those made after the edge had answered.
 	MaxAttemptsPerRequest int `json:"max_attempts_per_request"`
 	// AttemptsPerRequestP99 is the 99th percentile of the same count.
-	AttemptsPerRequestP99      int                `json:"attempts_per_request_p99"`
+	AttemptsPerRequestP99 int `json:"attempts_per_request_p99"`
+	// PeakDependencyAttemptsPerS is, per dependency, the most attempts per
+	// second it received over one scrape interval.
 	PeakDependencyAttemptsPerS map[string]float64 `json:"peak_dependency_attempts_per_s"`
 	PeakPoolSaturation         float64            `json:"peak_pool_saturation"`
 	PeakDemandedConcurrency    float64            `json:"peak_demanded_concurrency"`
