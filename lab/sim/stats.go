@@ -174,11 +174,11 @@ type Summary struct {
 	// mean rate in calm; PeakOutboundAt is when (s).
 	PeakOutboundRatio map[string]float64 `json:"peak_outbound_ratio"`
 	PeakOutboundAt    map[string]float64 `json:"peak_outbound_at_s"`
-	// FirstPoolExhausted is the first time (s), from the fault's start, a
-	// service had every slot of a pool in use; null if never.
+	// FirstPoolExhausted is the first time (s into the run, not before the
+	// fault starts) a service had every slot of a pool in use; null if never.
 	FirstPoolExhausted *float64 `json:"first_pool_exhausted_s"`
-	// FirstEdge5xxOver5Pct is the first time (s), from the fault's start,
-	// more than 5% of the edge's answers over one Window were 5xx.
+	// FirstEdge5xxOver5Pct is the first time (s into the run, not before the
+	// fault starts) more than 5% of the edge's answers over one Window were 5xx.
 	FirstEdge5xxOver5Pct *float64 `json:"first_edge_5xx_over_5pct_s"`
 	// MaxEdge5xxShare is the worst share of 5xx answers at the edge over
 	// one Window: 1 − MinEdgeSuccessRate.
