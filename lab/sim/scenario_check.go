@@ -216,12 +216,7 @@ func (sc *Scenario) validateCall(bad badFunc, p string, s ServiceSpec, c CallSpe
 		bad(p+".breaker", "scope is pod or fleet; consecutive_failures ≥ 1; open_for > 0", "bad breaker")
 	}
 	if b := c.Breaker; b != nil {
-		for m, name := range b.Failures {
-			if _, ok := classByName[name]; !ok {
-				bad(fmt.Sprintf("%s.breaker.failures[%d]", p, m), "one of connect, reset, timeout, unavailable, throttled, server_error",
-					"unknown failure class %q", name)
-			}
-		}
+		checkClasses(bad, p+".breaker.failures", b.Failures)
 	}
 	if ch := c.Cache; ch != nil && !(ch.HitShare > 0 && ch.HitShare <= 1 && ch.Keys >= 1 && ch.Keys <= 1e6 && ch.TTL > 0) {
 		bad(p+".cache", "0 < hit_share ≤ 1, 1 ≤ keys ≤ 1000000, ttl > 0", "bad cache")
@@ -234,11 +229,17 @@ func (sc *Scenario) validateCall(bad badFunc, p string, s ServiceSpec, c CallSpe
 		if l == 0 && ly.Timeout == 0 {
 			bad(lp+".timeout", "the outermost layer needs a timeout", "timeout is required")
 		}
-		for m, name := range ly.RetryOn {
-			if _, ok := classByName[name]; !ok {
-				bad(fmt.Sprintf("%s.retry_on[%d]", lp, m), "one of connect, reset, timeout, unavailable, throttled, server_error",
-					"unknown failure class %q", name)
-			}
+		checkClasses(bad, lp+".retry_on", ly.RetryOn)
+	}
+}
+
+// checkClasses reports each name in the list at p that is not a failure
+// class.
+func checkClasses(bad badFunc, p string, names []string) {
+	for m, name := range names {
+		if _, ok := classByName[name]; !ok {
+			bad(fmt.Sprintf("%s[%d]", p, m), "one of connect, reset, timeout, unavailable, throttled, server_error",
+				"unknown failure class %q", name)
 		}
 	}
 }
