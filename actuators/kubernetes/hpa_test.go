@@ -109,7 +109,9 @@ func TestExpiredWhileStoppedRestoredOnRestart(t *testing.T) {
 }
 
 // Another field manager that sets scaling back while the lever holds is
-// reported (journal and status), naming the manager, and not fought over.
+// reported (journal and status), naming the manager, and not fought over;
+// the release leaves that field as the manager set it, reports it again and
+// puts back the rest (scaleDown scales again).
 func TestConcurrentEditReported(t *testing.T) {
 	f := newFixture(t)
 	f.hpa("checkout", nil, checkoutLabels)
@@ -138,5 +140,53 @@ func TestConcurrentEditReported(t *testing.T) {
 	}
 	if n := len(f.entries(journal.ActuationConflict)); n != 1 {
 		t.Errorf("the same conflict was journaled %d times", n)
+	}
+	f.release(lever.Autoscaling, "checkout")
+	eventually(t, "released around the edit", func() (bool, string) {
+		b := f.getHPA("checkout").Spec.Behavior
+		ok := b != nil && b.ScaleUp != nil && b.ScaleUp.SelectPolicy != nil && *b.ScaleUp.SelectPolicy == autoscalingv2.MaxChangePolicySelect &&
+			b.ScaleDown != nil && b.ScaleDown.SelectPolicy != nil && *b.ScaleDown.SelectPolicy != autoscalingv2.DisabledPolicySelect
+		return ok, js(b)
+	})
+	eventually(t, "the field left on release journaled", func() (bool, string) {
+		c := f.entries(journal.ActuationConflict)
+		return len(c) == 2 && contains(c[1].Error, "left as it is on release") && contains(c[1].Error, "kubectl-edit"), js(c)
+	})
+}
+
+// A human edits one sibling field of a frozen HPA (kubectl edit of
+// scaleUp.stabilizationWindowSeconds): the release keeps that edit and puts
+// back everything the freeze changed, so both directions scale again; no
+// conflict is reported, as the human took no field the actuator set.
+func TestSiblingEditKeptOnRelease(t *testing.T) {
+	f := newFixture(t)
+	f.hpa("checkout", nil, checkoutLabels)
+	f.start(nil, kube.Mapping{}, "a1")
+	f.apply(lever.Autoscaling, "checkout", lever.ValueFrozen, 10*time.Minute)
+	eventually(t, "frozen", func() (bool, string) { h := f.getHPA("checkout"); return frozen(h), js(h.Spec.Behavior) })
+
+	h := f.getHPA("checkout")
+	window := int32(60)
+	h.Spec.Behavior.ScaleUp.StabilizationWindowSeconds = &window
+	if err := f.admin.Update(ctx(t), h, client.FieldOwner("kubectl-edit")); err != nil {
+		t.Fatal(err)
+	}
+	f.release(lever.Autoscaling, "checkout")
+	eventually(t, "released, the edit kept", func() (bool, string) {
+		b := f.getHPA("checkout").Spec.Behavior
+		ok := b != nil && b.ScaleUp != nil && b.ScaleDown != nil && b.ScaleUp.StabilizationWindowSeconds != nil &&
+			*b.ScaleUp.StabilizationWindowSeconds == 60 && b.ScaleUp.SelectPolicy != nil && b.ScaleDown.SelectPolicy != nil &&
+			*b.ScaleUp.SelectPolicy != autoscalingv2.DisabledPolicySelect && *b.ScaleDown.SelectPolicy != autoscalingv2.DisabledPolicySelect
+		return ok, js(b)
+	})
+	if _, ok := f.getHPA("checkout").Annotations[kube.SavedAnnotation]; ok {
+		t.Error("the saved annotation outlived the release")
+	}
+	eventually(t, "restore journaled", func() (bool, string) {
+		r := f.entries(journal.ActuationRestored)
+		return len(r) == 1 && len(r[0].Changes) > 0, js(r)
+	})
+	if c := f.entries(journal.ActuationConflict); len(c) != 0 {
+		t.Errorf("a sibling edit was reported as a conflict: %s", js(c))
 	}
 }

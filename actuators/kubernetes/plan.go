@@ -99,42 +99,6 @@ func takeOver(saved map[string]*Saved, member, save string) {
 	}
 }
 
-// restore puts back what lever member saved on work and forgets it. A saved
-// subtree in which another writer changed a field the actuator set is left
-// as it is (reported): restoring it would undo that writer's change.
-func restore(work map[string]any, saved map[string]*Saved, member string) ([]FieldChange, []Conflict, error) {
-	s := saved[member]
-	if s == nil {
-		return nil, nil, nil
-	}
-	var changes []FieldChange
-	var conflicts []Conflict
-	for _, save := range slices.Sorted(maps.Keys(s.Before)) {
-		var touched []Conflict
-		for _, ptr := range slices.Sorted(maps.Keys(s.Set)) {
-			if ptr != save && !strings.HasPrefix(ptr, save+"/") {
-				continue
-			}
-			if now := rawAt(work, ptr); !sameJSON(now, s.Set[ptr]) {
-				touched = append(touched, Conflict{Path: ptr, Set: s.Set[ptr], Now: now})
-			}
-		}
-		if len(touched) > 0 {
-			conflicts = append(conflicts, touched...)
-			continue
-		}
-		before, now := s.Before[save], rawAt(work, save)
-		if err := restoreAt(work, save, before); err != nil {
-			return nil, nil, err
-		}
-		if !sameJSON(before, now) {
-			changes = append(changes, FieldChange{Path: save, Before: now, After: before})
-		}
-	}
-	delete(saved, member)
-	return changes, conflicts, nil
-}
-
 // describeConflicts says which fields another writer changed, and who, from
 // the object's managedFields.
 func describeConflicts(obj map[string]any, cs []Conflict) string {

@@ -67,7 +67,8 @@ func TestPlanFreezeRestoreRoundTrip(t *testing.T) {
 }
 
 // A field another writer changed while the lever holds is reported, not
-// set back; on release that subtree is left as the writer left it.
+// set back; on release that field is left as the writer left it and the
+// rest of the freeze is undone.
 func TestPlanConflictIsReportedNotFought(t *testing.T) {
 	orig := hpaObject(t, "")
 	_, work, _ := plan(orig, freezeClaims(t, orig))
@@ -85,6 +86,9 @@ func TestPlanConflictIsReportedNotFought(t *testing.T) {
 	}
 	if v, _ := lookup(back, "/spec/behavior/scaleUp/selectPolicy"); v != "Max" {
 		t.Errorf("release overwrote the other writer's value: %v", v)
+	}
+	if v, ok := lookup(back, "/spec/behavior/scaleDown"); ok {
+		t.Errorf("release left scaleDown as the freeze set it: %v", v)
 	}
 	if _, ok := lookup(back, "/metadata/annotations/"+escape(SavedAnnotation)); ok {
 		t.Error("release kept the saved annotation")
