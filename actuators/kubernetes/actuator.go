@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stormctl/stormctl/controlplane"
@@ -31,6 +33,8 @@ type Options struct {
 	APIReader client.Reader
 	// Mapper says which kinds the cluster serves.
 	Mapper meta.RESTMapper
+	// Cache, if set, gets an informer for each served kind (WatchKinds).
+	Cache cache.Informers
 	// Instance identifies this replica in acknowledgements and the status.
 	Instance string
 	// Actor is the journal actor of its entries.
@@ -48,16 +52,25 @@ type Options struct {
 // from the live levers and the objects' annotations — so a pass after a
 // crash, a missed change or an expiry while stopped converges.
 type Actuator struct {
-	opts  Options
-	poke  chan struct{}
-	ready chan struct{}
+	opts      Options
+	poke      chan struct{}
+	ready     chan struct{}
+	readyOnce sync.Once
 
 	mu      sync.Mutex
-	served  map[schema.GroupVersionKind]bool
+	kinds   map[schema.GroupVersionKind]kindState
 	written map[string]written // object UID → our last write, until the cache has it
 	seen    map[string]bool    // journaled failures and conflicts, so each is journaled once
 	applied map[string]int64   // lever member → version applied in full
 	state   passState
+	term    term
+}
+
+// term is this replica's current leadership, for /readyz.
+type term struct {
+	leading bool
+	passed  bool  // a pass completed since it began to lead
+	lastErr error // the last pass's error, if it failed
 }
 
 // written is an object as the actuator last wrote it, and the resource
@@ -85,6 +98,7 @@ func New(o Options) *Actuator {
 		o.Metrics = NewMetrics(nil)
 	}
 	return &Actuator{opts: o, poke: make(chan struct{}, 1), ready: make(chan struct{}),
+		kinds:   map[schema.GroupVersionKind]kindState{},
 		written: map[string]written{}, seen: map[string]bool{}, applied: map[string]int64{}}
 }
 
@@ -97,24 +111,8 @@ func (a *Actuator) Poke() {
 	}
 }
 
-// Ready is closed once the first pass has completed.
+// Ready is closed once the first pass (of any term) has completed.
 func (a *Actuator) Ready() <-chan struct{} { return a.ready }
-
-// discover records which of the kinds the cluster serves.
-func (a *Actuator) discover() map[schema.GroupVersionKind]bool {
-	served := map[schema.GroupVersionKind]bool{}
-	for _, gvk := range Kinds {
-		_, err := a.opts.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-		served[gvk] = err == nil
-		if err != nil {
-			a.opts.Log.Warn("kind not served; levers on it will be reported as failed", "kind", gvk.String(), "err", err)
-		}
-	}
-	a.mu.Lock()
-	a.served = served
-	a.mu.Unlock()
-	return served
-}
 
 // list reads every object of the served kinds in the namespace from the
 // cache, preferring the actuator's own newer writes the cache has not seen.
@@ -157,11 +155,10 @@ func (a *Actuator) Pass(ctx context.Context) (PassReport, error) {
 		a.opts.Metrics.passes.WithLabelValues("error").Inc()
 		return PassReport{}, fmt.Errorf("read levers: %w; nothing was changed in the cluster", err)
 	}
-	a.mu.Lock()
-	served := a.served
-	a.mu.Unlock()
-	if served == nil {
-		served = a.discover()
+	served, err := a.served()
+	if err != nil {
+		a.opts.Metrics.passes.WithLabelValues("error").Inc()
+		return PassReport{}, fmt.Errorf("%w; nothing was changed in the cluster", err)
 	}
 	objs, err := a.list(ctx, served)
 	if err != nil {
@@ -208,10 +205,11 @@ func (a *Actuator) Pass(ctx context.Context) (PassReport, error) {
 	return rep, nil
 }
 
-// Start follows the change feed and resyncs until ctx ends. It implements
-// controller-runtime's Runnable; with leader election only the leader
-// runs it.
+// Start follows the change feed and resyncs until ctx ends: one term of
+// leadership (see elector); only the leader runs it.
 func (a *Actuator) Start(ctx context.Context) error {
+	a.setTerm(term{leading: true})
+	defer a.setTerm(term{})
 	changes, stop := a.opts.Store.Subscribe(ctx)
 	defer stop()
 	go func() {
@@ -221,11 +219,7 @@ func (a *Actuator) Start(ctx context.Context) error {
 	}()
 	a.opts.Metrics.leader.Set(1)
 	defer a.opts.Metrics.leader.Set(0)
-	first := true
-	newBackoff := func() wait.Backoff {
-		return wait.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 1, Steps: 1 << 30, Cap: 10 * time.Second}
-	}
-	bo := newBackoff()
+	bo := newBackoff(10 * time.Second)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -245,13 +239,16 @@ func (a *Actuator) Start(ctx context.Context) error {
 				continue
 			}
 			a.opts.Log.Warn("actuator pass failed", "err", err)
+			a.mu.Lock()
+			a.term.lastErr = err
+			a.mu.Unlock()
 			next = bo.Step()
 		} else {
-			bo = newBackoff()
-			if first {
-				first = false
-				close(a.ready)
-			}
+			a.mu.Lock()
+			a.term.passed, a.term.lastErr = true, nil
+			a.mu.Unlock()
+			bo = newBackoff(10 * time.Second)
+			a.readyOnce.Do(func() { close(a.ready) })
 		}
 		if !timer.Stop() {
 			select {
@@ -261,4 +258,24 @@ func (a *Actuator) Start(ctx context.Context) error {
 		}
 		timer.Reset(next)
 	}
+}
+
+func (a *Actuator) setTerm(t term) {
+	a.mu.Lock()
+	a.term = t
+	a.mu.Unlock()
+}
+
+// leaderProblem says why a leader has not completed a pass in its term
+// (nil for a standby: it has nothing to do).
+func (a *Actuator) leaderProblem() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	switch {
+	case !a.term.leading || a.term.passed:
+		return nil
+	case a.term.lastErr != nil:
+		return fmt.Errorf("leader: no pass completed since it began to lead: %w", a.term.lastErr)
+	}
+	return errors.New("leader: first pass of its term not completed")
 }

@@ -11,6 +11,7 @@ type Metrics struct {
 	writes      *prometheus.CounterVec
 	actuations  *prometheus.CounterVec
 	leader      prometheus.Gauge
+	leaseLost   prometheus.Counter
 	// written counts every patch sent, for tests and benchmarks (the
 	// exported figure is writes, by kind).
 	written prometheus.Counter
@@ -36,10 +37,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		leader: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "stormctl_actuator_leader", Help: "1 while this replica holds the leader Lease and acts.",
 		}),
+		leaseLost: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "stormctl_actuator_lease_lost_total", Help: "Terms that ended because this replica lost the leader Lease (it campaigns again).",
+		}),
 		written: prometheus.NewCounter(prometheus.CounterOpts{Name: "stormctl_actuator_writes"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.passes, m.passSeconds, m.writes, m.actuations, m.leader)
+		reg.MustRegister(m.passes, m.passSeconds, m.writes, m.actuations, m.leader, m.leaseLost)
 	}
 	return m
 }

@@ -1,0 +1,72 @@
+package kubernetes
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/stormctl/stormctl/internal/sanitize"
+)
+
+// Check is one named readiness condition: Fn returns nil while it holds,
+// else why not.
+type Check struct {
+	Name string
+	Fn   func(ctx context.Context) error
+}
+
+// Readiness is /readyz: ready while every check holds. The body names each
+// check, "ok NAME" or "failed NAME: why", so an operator sees every reason
+// at once.
+type Readiness struct {
+	mu     sync.Mutex
+	checks []Check
+}
+
+// Add appends a check.
+func (r *Readiness) Add(c Check) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.checks = append(r.checks, c)
+}
+
+// ServeHTTP implements http.Handler.
+func (r *Readiness) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	ctx, cancel := context.WithTimeout(req.Context(), time.Second)
+	defer cancel()
+	r.mu.Lock()
+	checks := append([]Check(nil), r.checks...)
+	r.mu.Unlock()
+	var b strings.Builder
+	failed := false
+	for _, c := range checks {
+		if err := c.Fn(ctx); err != nil {
+			failed = true
+			fmt.Fprintf(&b, "failed %s: %s\n", c.Name, sanitize.Line(err.Error()))
+			continue
+		}
+		fmt.Fprintf(&b, "ok %s\n", c.Name)
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	if failed {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	_, _ = w.Write([]byte(b.String()))
+}
+
+// readiness is the actuator's own checks: the API server answers, discovery
+// has answered for every kind, every watch has synced, and a leader has
+// completed a pass in its term.
+func (a *Actuator) readiness(lock *trackedLock) *Readiness {
+	r := &Readiness{}
+	if lock != nil {
+		r.Add(Check{Name: "apiserver", Fn: func(context.Context) error { return lock.problem() }})
+	}
+	r.Add(Check{Name: "discovery", Fn: func(context.Context) error { return a.discoveryProblem() }})
+	r.Add(Check{Name: "informers", Fn: func(context.Context) error { return a.syncProblem() }})
+	r.Add(Check{Name: "leader", Fn: func(context.Context) error { return a.leaderProblem() }})
+	return r
+}
