@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -45,7 +47,13 @@ type fixture struct {
 // redis-server for the test's namespace.
 func newFixture(t testing.TB, acl ...func(ns string) []string) *fixture {
 	t.Helper()
-	env := kubeenv.Start(t, "testdata/crds")
+	return newFixtureOn(t, kubeenv.Start(t, "testdata/crds"), acl...)
+}
+
+// newFixtureOn builds the world on a given control plane (a test's own,
+// when it stops the API server).
+func newFixtureOn(t testing.TB, env *kubeenv.Env, acl ...func(ns string) []string) *fixture {
+	t.Helper()
 	admin, err := client.New(env.Config, client.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -81,6 +89,18 @@ type running struct {
 	a    *kube.Actuator
 	addr string
 	stop func()
+	done chan error // receives Run's result if it returns by itself
+}
+
+// get requests path from the replica's HTTP endpoints.
+func (r *running) get(path string) (int, string) {
+	resp, err := http.Get("http://" + r.addr + path)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
 
 // start runs an actuator replica with the given credentials (nil: admin)
@@ -109,6 +129,7 @@ func (f *fixture) start(cfg *rest.Config, m kube.Mapping, instance string) *runn
 	var r *running
 	select {
 	case r = <-got:
+		r.done = done
 	case err := <-done:
 		cancel()
 		f.t.Fatalf("actuator %s did not start: %v", instance, err)

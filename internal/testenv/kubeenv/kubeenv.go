@@ -9,11 +9,15 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,6 +29,9 @@ import (
 type Env struct {
 	*envtest.Environment
 	Config *rest.Config
+
+	mu        sync.Mutex
+	restarted []func() // stops API servers StopAPIServer started again
 }
 
 var (
@@ -64,6 +71,11 @@ func StartOwned(t testing.TB, crdPaths ...string) *Env {
 		t.Fatalf("start kube-apiserver and etcd: %v", err)
 	}
 	t.Cleanup(func() {
+		env.mu.Lock()
+		for _, stop := range env.restarted {
+			stop()
+		}
+		env.mu.Unlock()
 		if err := env.Stop(); err != nil {
 			t.Errorf("stop kube-apiserver and etcd: %v", err)
 		}
@@ -188,4 +200,107 @@ func Poll(within time.Duration, cond func() (bool, string)) (ok bool, last strin
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// apiserverPID finds the process of this Env's kube-apiserver by the
+// secure port on its command line (envtest does not expose the process).
+func (e *Env) apiserverPID() (int, []string, error) {
+	port := e.ControlPlane.APIServer.SecureServing.Port
+	if port == "" {
+		return 0, nil, fmt.Errorf("kube-apiserver secure port unknown")
+	}
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, nil, err
+	}
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
+		if filepath.Base(args[0]) == filepath.Base(e.ControlPlane.APIServer.Path) && slices.Contains(args, "--secure-port="+port) {
+			return pid, args, nil
+		}
+	}
+	return 0, nil, fmt.Errorf("no kube-apiserver process with --secure-port=%s", port)
+}
+
+// StopAPIServer kills this Env's kube-apiserver (etcd and its data stay) and
+// returns a function that starts it again with the same command line — same
+// port, certificates and etcd — and waits until it is ready; the Env stops
+// it with the rest. Clients see connections refused in between, as in a
+// control-plane outage. Use it with StartOwned, never on the shared Env
+// other tests use.
+func (e *Env) StopAPIServer(t testing.TB) (restart func()) {
+	t.Helper()
+	pid, args, err := e.apiserverPID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	environ, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "environ"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proc, _ := os.FindProcess(pid)
+	if err := proc.Signal(syscall.SIGKILL); err != nil {
+		t.Fatalf("kill kube-apiserver %d: %v", pid, err)
+	}
+	if ok, _ := Poll(10*time.Second, func() (bool, string) { return e.get("/readyz") != nil, "" }); !ok {
+		t.Fatal("kube-apiserver still answers after SIGKILL")
+	}
+	return func() {
+		t.Helper()
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Env = strings.Split(strings.TrimRight(string(environ), "\x00"), "\x00")
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("restart kube-apiserver: %v", err)
+		}
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		e.mu.Lock()
+		e.restarted = append(e.restarted, func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				_ = cmd.Process.Kill()
+				<-done
+			}
+		})
+		e.mu.Unlock()
+		if ok, last := Poll(60*time.Second, func() (bool, string) {
+			err := e.get("/readyz")
+			return err == nil, fmt.Sprint(err)
+		}); !ok {
+			t.Fatalf("restarted kube-apiserver not ready: %s", last)
+		}
+	}
+}
+
+// get requests path from the API server as the admin user.
+func (e *Env) get(path string) error {
+	hc, err := rest.HTTPClientFor(e.Config)
+	if err != nil {
+		return err
+	}
+	hc.Timeout = 2 * time.Second
+	defer hc.CloseIdleConnections()
+	u, _, err := rest.DefaultServerUrlFor(e.Config)
+	if err != nil {
+		return err
+	}
+	resp, err := hc.Get(u.JoinPath(path).String())
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", path, resp.Status)
+	}
+	return nil
 }
