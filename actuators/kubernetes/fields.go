@@ -213,16 +213,3 @@ func sameJSON(a, b json.RawMessage) bool {
 	}
 	return string(mustJSON(x)) == string(mustJSON(y))
 }
-
-// restoreAt puts a saved value back: null removes the member.
-func restoreAt(obj map[string]any, ptr string, raw json.RawMessage) error {
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return fmt.Errorf("saved value at %s: %w", ptr, err)
-	}
-	if v == nil {
-		remove(obj, ptr)
-		return nil
-	}
-	return set(obj, ptr, v)
-}

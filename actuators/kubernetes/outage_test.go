@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
 	kube "github.com/stormctl/stormctl/actuators/kubernetes"
 	"github.com/stormctl/stormctl/internal/testenv/kubeenv"
 	"github.com/stormctl/stormctl/journal"
@@ -23,8 +25,32 @@ import (
 //   - started while the API server is down: /readyz fails naming the API
 //     server and discovery; once the server is back it watches every kind,
 //     restores the freeze released meanwhile and applies the new one.
+//   - a kind not served at start (KEDA's CRD not installed) is watched once
+//     it is: a freeze whose ScaledObject could not be found is applied to it
+//     without a restart.
 func TestAPIServerOutage(t *testing.T) {
-	env := kubeenv.StartOwned(t, "testdata/crds")
+	env := kubeenv.StartOwned(t, "testdata/crds/networking.istio.io_virtualservices.yaml")
+
+	t.Run("kind served later", func(t *testing.T) {
+		f := newFixtureOn(t, env)
+		f.hpa("checkout", nil, checkoutLabels)
+		m := kube.Mapping{Services: map[string]kube.ServiceObjects{"checkout": {ScaledObject: []string{"checkout-worker"}}}}
+		r := f.start(nil, m, "a1")
+		f.apply(lever.Autoscaling, "checkout", lever.ValueFrozen, 10*time.Minute)
+		eventually(t, "failure journaled", func() (bool, string) {
+			e := f.entries(journal.ActuationFailed)
+			return len(e) == 1 && contains(e[0].Error, "the cluster serves no ScaledObject"), js(e)
+		})
+		if _, err := envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: []string{"testdata/crds/keda.sh_scaledobjects.yaml"}}); err != nil {
+			t.Fatal(err)
+		}
+		so := f.object(scaledObject)
+		eventually(t, "paused", func() (bool, string) {
+			a := f.get(so).GetAnnotations()
+			return a["autoscaling.keda.sh/paused"] == "true", js(a)
+		})
+		eventually(t, "ready", func() (bool, string) { code, body := r.get("/readyz"); return code == http.StatusOK, body })
+	})
 
 	t.Run("running", func(t *testing.T) {
 		f := newFixtureOn(t, env)
@@ -112,6 +138,12 @@ func TestAPIServerOutage(t *testing.T) {
 }
 
 var ledgerLabels = map[string]string{"app.kubernetes.io/name": "ledger"}
+
+// scaledObject is checkout's KEDA ScaledObject.
+const scaledObject = `{"apiVersion":"keda.sh/v1alpha1","kind":"ScaledObject","metadata":{"name":"checkout-worker"},
+	"spec":{"scaleTargetRef":{"name":"checkout-worker"},"minReplicaCount":2,"maxReplicaCount":40,
+	 "triggers":[{"type":"prometheus","metadata":{"serverAddress":"http://prometheus.monitoring:9090",
+	  "query":"sum(rate(stormctl_requests_total{service=\"checkout\"}[1m]))","threshold":"100"}}]}}`
 
 // assertOnce checks the journal holds exactly the applied and restored
 // entries given, by object: nothing was done twice or left undone.

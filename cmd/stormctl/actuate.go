@@ -53,13 +53,17 @@ func newActuateKubernetesCmd(f *Factory) *cobra.Command {
                                  retries.attempts 0 (or N-1), for meshed services
 
 What it changes is saved in the annotation stormctl.io/saved (with the action
-id) and restored exactly on release or expiry, even one that happened while it
-was stopped. Replica counts are never changed. Every change is journaled
+id) and restored field by field on release or expiry, even one that happened
+while it was stopped: fields another writer changed meanwhile are kept and
+journaled. Replica counts are never changed. Every change is journaled
 (actuation.applied, actuation.restored, actuation.failed, actuation.conflict)
 and the actuator counts in "seen by". Run several replicas: they elect one
-leader on the Lease ` + kube.LeaseName + `.
+leader on the Lease ` + kube.LeaseName + `. It outlives its API server: a lost
+lease means campaigning again, and discovery and watches resume when the
+server answers.
 
-It serves /healthz, /readyz and /metrics on --listen. --print-rbac prints the
+It serves /healthz, /readyz (named checks: apiserver, discovery, informers,
+leader; each failure says why) and /metrics on --listen. --print-rbac prints the
 ServiceAccount, Role and RoleBinding it needs and exits.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runActuateKubernetes(cmd.Context(), f, o) },
