@@ -335,16 +335,25 @@ func (d *Doctor) answers(ctx context.Context, f PackFinding, lay packLayout, opt
 		}
 		a.Bound = r.Bound
 		res := d.Runner.Run(ctx, Request{Key: "doctor|" + q.ID + "|" + f.Pack + "|" + a.From, Expr: r.Expr, Time: at, Metrics: r.Metrics})
+		for _, s := range res.Series {
+			// A callers' value that does not name the dependency is the
+			// caller's total (retries per request at its edge), not theirs to it.
+			if callers && s.Labels[lay.key[SideClient]] == "" {
+				continue
+			}
+			a.Values = append(a.Values, AnswerValue{Labels: s.Labels, Value: s.Value, Status: r.Threshold.Evaluate(s.Value)})
+		}
 		switch {
 		case res.Err != nil:
 			a.Error = res.Err.Error()
-		case res.NoData != nil && callers:
-			a.NoData = fmt.Sprintf("needs the caller's side: no caller's metrics name %s as their dependency (%s)", opts.Service, res.NoData.Message)
+		case callers && len(a.Values) == 0:
+			why := "no series"
+			if res.NoData != nil {
+				why = res.NoData.Message
+			}
+			a.NoData = fmt.Sprintf("needs the caller's side: no caller's metrics name %s as their dependency (%s)", opts.Service, why)
 		case res.NoData != nil:
 			a.NoData = res.NoData.Message
-		}
-		for _, s := range res.Series {
-			a.Values = append(a.Values, AnswerValue{Labels: s.Labels, Value: s.Value, Status: r.Threshold.Evaluate(s.Value)})
 		}
 		out = append(out, a)
 	}

@@ -177,3 +177,97 @@ func TestDoctorLaterPackFitsBetter(t *testing.T) {
 		t.Errorf("the snippet still offers what was found:\n%s", dg.Config)
 	}
 }
+
+// serverOnlySetups: ratings, a service that only serves (10 requests/s that
+// succeed, 30 more in the storm that fail: 0.75), in each pack's own names
+// and labels as stored, with no caller's metrics.
+var serverOnlySetups = map[string]func(d data){
+	"stormctl": func(d data) {
+		l := map[string]string{"job": "ratings", "instance": "10.1.4.2:9090", "service": "ratings"}
+		d.counter("stormctl_server_requests_total", with(l, "code", "200"), phased{10, 10, 10, 10})
+		d.counter("stormctl_server_requests_total", with(l, "code", "503"), phased{0, 10, 30, 0})
+	},
+	"envoy": func(d data) {
+		h := map[string]string{"job": "ratings", "instance": "10.1.4.2:9901", "envoy_http_conn_manager_prefix": "ingress"}
+		d.counter("envoy_http_downstream_rq_total", h, attempts)
+		d.counter("envoy_http_downstream_rq_xx", with(h, "envoy_response_code_class", "2"), phased{10, 10, 10, 10})
+		d.counter("envoy_http_downstream_rq_xx", with(h, "envoy_response_code_class", "5"), phased{0, 10, 30, 0})
+	},
+	"envoy-istio": func(d data) {
+		in := pod("ratings", 0, "15020")
+		d.cumGauge("envoy_http_inbound_0_0_0_0_8080_downstream_rq_total", in, attempts)
+		d.counter("envoy_http_inbound_0_0_0_0_8080_downstream_rq", with(in, "response_code_class", "2xx"), phased{10, 10, 10, 10})
+		d.counter("envoy_http_inbound_0_0_0_0_8080_downstream_rq", with(in, "response_code_class", "5xx"), phased{0, 10, 30, 0})
+	},
+	"istio": func(d data) {
+		req := func(code string) map[string]string {
+			return with(pod("ratings", 0, "15020"), "reporter", "destination", "source_workload", "unknown",
+				"destination_workload", "ratings", "destination_workload_namespace", "shop", "destination_service",
+				"ratings.shop.svc.cluster.local", "response_code", code, "response_flags", "-", "request_protocol", "http")
+		}
+		d.counter("istio_requests_total", req("200"), phased{10, 10, 10, 10})
+		d.counter("istio_requests_total", req("503"), phased{0, 10, 30, 0})
+	},
+	"otel-legacy": func(d data) {
+		srv := func(code string) map[string]string {
+			return map[string]string{"job": "ratings", "instance": "10.1.4.2:9464", "http_method": "GET", "http_scheme": "http",
+				"net_host_name": "ratings", "net_host_port": "8080", "http_status_code": code}
+		}
+		d.histogram("http_server_duration_milliseconds", srv("200"), msLes, phased{10, 10, 10, 10}, phased{20, 20, 20, 20}, fastLat)
+		d.histogram("http_server_duration_milliseconds", srv("503"), msLes, phased{0, 10, 30, 0}, phased{20, 20, 20, 20}, fastLat)
+	},
+	"spanmetrics": func(d data) {
+		l := map[string]string{"job": "otel-collector", "instance": "otel-collector.observability:8889", "exported_job": "ratings",
+			"service_name": "ratings", "span_name": "GET /ratings", "span_kind": "SPAN_KIND_SERVER"}
+		d.counter("traces_span_metrics_calls_total", with(l, "status_code", "STATUS_CODE_UNSET"), phased{10, 10, 10, 10})
+		d.counter("traces_span_metrics_calls_total", with(l, "status_code", "STATUS_CODE_ERROR"), phased{0, 10, 30, 0})
+	},
+	"tempo-spanmetrics": func(d data) {
+		l := map[string]string{"service": "ratings", "span_name": "GET /ratings", "span_kind": "SPAN_KIND_SERVER"}
+		d.counter("traces_spanmetrics_calls_total", with(l, "status_code", "STATUS_CODE_UNSET"), phased{10, 10, 10, 10})
+		d.counter("traces_spanmetrics_calls_total", with(l, "status_code", "STATUS_CODE_ERROR"), phased{0, 10, 30, 0})
+	},
+}
+
+// Every pack with server-side metrics finds a service that only serves,
+// reads its error rate, and says the rest needs the caller's side.
+func TestDoctorServerOnlyEveryPack(t *testing.T) {
+	t.Parallel()
+	for pack, data := range serverOnlySetups {
+		t.Run(pack, func(t *testing.T) {
+			t.Parallel()
+			dg := doctorOn(t, setup{data: data, service: "ratings"})
+			var found *PackFinding
+			for i, p := range dg.Packs {
+				switch {
+				case p.Pack == pack:
+					found = &dg.Packs[i]
+				case p.Fits():
+					t.Errorf("pack %s fits too: %+v", p.Pack, p)
+				}
+			}
+			if found == nil || !found.Fits() || found.Side != SideServer || len(found.Labels) != 0 ||
+				!slices.Contains(found.ServerQueries, "edge_error_rate") || !slices.Contains(found.CallerQueries, "dependency_p99") {
+				t.Fatalf("want %s to fit server-side with no overrides: %+v", pack, dg.Packs)
+			}
+			if !strings.Contains(dg.Config, `"ratings": {pack: `+pack+`}`) {
+				t.Errorf("snippet:\n%s", dg.Config)
+			}
+			for _, a := range dg.Answers {
+				switch {
+				case a.Query == "edge_error_rate":
+					if len(a.Values) != 1 || !near(a.Values[0].Value, 0.75) || a.Values[0].Status != Crit {
+						t.Errorf("edge_error_rate: %+v", a)
+					}
+				case slices.Contains(found.CallerQueries, a.Query):
+					// Istio's destination reports are the service's own sidecar's:
+					// they name the callers, and 429s read 0 here.
+					if a.From != "callers" || len(a.Values) == 0 && !strings.Contains(a.NoData, "needs the caller's side") ||
+						len(a.Values) > 0 && (pack != "istio" || a.Query != "throttle_retries" || a.Values[0].Value != 0) {
+						t.Errorf("%s must say it needs the caller's side: %+v", a.Query, a)
+					}
+				}
+			}
+		})
+	}
+}
