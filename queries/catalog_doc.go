@@ -1,8 +1,9 @@
 // Package queries is stormctl's saved-query catalogue: the signals of a retry
 // storm (amplification, retry ratio, pool saturation, ...) as PromQL
 // templates, one per query pack (stormctl's own metrics, Envoy, Istio,
-// resilience4j, OpenTelemetry, gRPC, HikariCP, Go database/sql), with
-// thresholds, safe parameter templating and Prometheus rules export.
+// resilience4j, OpenTelemetry HTTP, gRPC, span metrics, HikariCP, Go
+// database/sql), with thresholds, safe parameter templating and Prometheus
+// rules export.
 //
 // # Catalogue files
 //

@@ -15,7 +15,7 @@ var builtinIDs = []string{
 	"demanded_concurrency", "breaker_open_fraction", "dependency_p99", "edge_error_rate", "replica_churn",
 }
 
-var builtinPacks = []string{"stormctl", "envoy", "envoy-istio", "istio", "resilience4j", "otel", "grpc", "hikaricp", "go_sql", "hikaricp-tracker", "sqlstats"}
+var builtinPacks = []string{"stormctl", "envoy", "envoy-istio", "istio", "resilience4j", "otel", "grpc", "hikaricp", "go_sql", "hikaricp-tracker", "sqlstats", "otel-legacy", "spanmetrics", "tempo-spanmetrics"}
 
 func mustLoad(t testing.TB, dirs ...string) *Catalog {
 	t.Helper()
@@ -227,7 +227,7 @@ func TestLoadErrorsArePositioned(t *testing.T) {
 		"testdata/broken/e_field.yaml:3:5: unknown field \"titel\"",
 		"testdata/broken/f_syntax.yaml:3:12: sequence end token ']' not found",
 		"testdata/broken/g_incomplete.yaml:3:43: \"9zone\" is not a Prometheus label name",
-		"testdata/broken/a_unknown_pack.yaml:5:13: unknown pack \"envoi\" (known packs: stormctl, envoy, envoy-istio, istio, resilience4j, otel, grpc, hikaricp, go_sql, hikaricp-tracker, sqlstats; define new ones under packs:)",
+		"testdata/broken/a_unknown_pack.yaml:5:13: unknown pack \"envoi\" (known packs: stormctl, envoy, envoy-istio, istio, resilience4j, otel, grpc, hikaricp, go_sql, hikaricp-tracker, sqlstats, otel-legacy, spanmetrics, tempo-spanmetrics; define new ones under packs:)",
 		"testdata/broken/b_params.yaml:5:23: unknown or repeated param \"region\"",
 		"testdata/broken/c_threshold.yaml:4:11: bad threshold: warn (0.5) must not exceed crit (0.3) when direction is above",
 		"testdata/broken/d_templates.yaml:7:15: template does not parse: template: grpc:1: unclosed action",
@@ -261,7 +261,7 @@ func TestUserFileAmendsBuiltins(t *testing.T) {
 	if q.Title != "Amplification (attempts per request)" || q.Window != 60_000_000_000 {
 		t.Errorf("fields the user file does not set must stay: %q %s", q.Title, q.Window)
 	}
-	if got := q.Answers(); !slices.Equal(got, []string{"stormctl", "envoy", "envoy-istio", "istio", "resilience4j", "otel", "grpc", "linkerd"}) {
+	if got := q.Answers(); !slices.Equal(got, []string{"stormctl", "envoy", "envoy-istio", "istio", "resilience4j", "otel", "grpc", "otel-legacy", "spanmetrics", "tempo-spanmetrics", "linkerd"}) {
 		t.Errorf("answers = %v", got)
 	}
 	r, err := c.Render("amplification", "linkerd", Params{Service: "web"})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -31,6 +30,10 @@ type probe struct {
 	since  time.Time
 	budget int
 	used   int
+	// Answers already had, by request: packs share metrics (envoy-istio
+	// extends envoy), and the doctor asks about a side more than once.
+	names  map[string][]string
+	values map[string][]string
 }
 
 var errBudget = fmt.Errorf("request budget spent")
@@ -78,60 +81,59 @@ func (p *probe) present(ctx context.Context, names []string) (map[string]string,
 	return out, nil
 }
 
-// labelNames returns the label names of metric's series in the window.
-func (p *probe) labelNames(ctx context.Context, metric string) ([]string, error) {
+// labelNames returns the label names of the series selected in the window.
+func (p *probe) labelNames(ctx context.Context, selectors ...string) ([]string, error) {
+	key := strings.Join(selectors, "|")
+	if out, ok := p.names[key]; ok {
+		return out, nil
+	}
 	if err := p.spend(); err != nil {
 		return nil, err
 	}
-	names, _, _, err := p.api.LabelNames(ctx, []string{selectorOf(metric)}, p.since, p.at)
+	names, _, _, err := p.api.LabelNames(ctx, selectors, p.since, p.at)
 	out := make([]string, 0, len(names))
 	for _, n := range names {
 		if n != model.MetricNameLabel {
 			out = append(out, string(n))
 		}
 	}
+	if err == nil {
+		p.names[key] = out
+	}
 	return out, p.errf("labels", err)
 }
 
-// labelValues returns the values label takes on metric's series.
-func (p *probe) labelValues(ctx context.Context, label, metric string) ([]string, error) {
+// labelValues returns the values label takes on the series selected.
+func (p *probe) labelValues(ctx context.Context, label string, selectors ...string) ([]string, error) {
+	key := label + "|" + strings.Join(selectors, "|")
+	if out, ok := p.values[key]; ok {
+		return out, nil
+	}
 	if err := p.spend(); err != nil {
 		return nil, err
 	}
-	vs, _, _, err := p.api.LabelValues(ctx, label, []string{selectorOf(metric)}, p.since, p.at)
+	vs, _, _, err := p.api.LabelValues(ctx, label, selectors, p.since, p.at)
 	out := make([]string, len(vs))
 	for i, v := range vs {
 		out[i] = string(v)
 	}
+	if err == nil {
+		p.values[key] = out
+	}
 	return out, p.errf("label values", err)
 }
 
-func selectorOf(metric string) string {
-	return fmt.Sprintf("{__name__=%q}", metric)
-}
-
-// findService picks the label that carries service on metric: the first
-// candidate holding a value that names it (by the pack's convention), or,
-// with no service given, the pack's label unless its values are shared
-// scrape jobs, then the first other candidate present.
-func (p *probe) findService(ctx context.Context, pk *Pack, metric, service string, names []string) (label, value string, err error) {
-	def := pk.Labels[ParamService]
-	if def == "" {
-		def = ParamService
-	}
-	var cands []string
-	for _, c := range append([]string{def}, serviceLabelCandidates...) {
-		if slices.Contains(names, c) && !slices.Contains(cands, c) {
-			cands = append(cands, c)
-		}
-	}
+// findService picks, of the candidate labels in order, the first holding a
+// value on the series selected that names service (by convention conv), or,
+// with no service given, the first whose values are not all shared scrape jobs.
+func (p *probe) findService(ctx context.Context, cands, selectors []string, service, conv string) (label, value string, err error) {
+	names := valueMatcher(conv, service)
 	for _, c := range cands {
-		vs, err := p.labelValues(ctx, c, metric)
+		vs, err := p.labelValues(ctx, c, selectors...)
 		if err != nil {
 			return "", "", err
 		}
 		if service != "" {
-			names := valueMatcher(pk.Match[ParamService], service)
 			for _, v := range vs {
 				if names(v) {
 					return c, v, nil
@@ -155,17 +157,13 @@ func allShared(vs []string) bool {
 	return true
 }
 
-// findDependency checks that the pack's dependency label is on metric and,
-// given a dependency, which value names it and in which form.
-func (p *probe) findDependency(ctx context.Context, pk *Pack, metric, dep string) (value, form string, err error) {
-	label := pk.Labels[ParamDependency]
-	if label == "" {
-		label = ParamDependency
-	}
+// findDependency returns the value of label on the series selected that
+// names dep, and the naming convention it takes.
+func (p *probe) findDependency(ctx context.Context, label string, selectors []string, dep string) (value, form string, err error) {
 	if dep == "" {
 		return "", "", nil
 	}
-	vs, err := p.labelValues(ctx, label, metric)
+	vs, err := p.labelValues(ctx, label, selectors...)
 	if err != nil {
 		return "", "", err
 	}

@@ -27,10 +27,12 @@ func snippet(dg *Diagnosis, ctx string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "contexts:\n  %s:\n", strconv.Quote(ctx))
 	if dg.Service != "" {
+		// The best fit, not the first: a pack that sees the service's
+		// calls, then one that sees only the requests it received.
 		pack := fits[0].Pack
-		for _, f := range fits {
-			if f.DependencyLabel != "" {
-				pack = f.Pack
+		for _, side := range []string{SideClient, SideServer} {
+			if i := slices.IndexFunc(fits, func(f PackFinding) bool { return f.Side == side }); i >= 0 {
+				pack = fits[i].Pack
 				break
 			}
 		}

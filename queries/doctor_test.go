@@ -212,6 +212,9 @@ func TestDoctorBudget(t *testing.T) {
 	if len(dg.Packs) != 2 || dg.Packs[0].Pack != "envoy" || !strings.Contains(dg.Packs[0].Problem, "budget of 3 requests is spent") || dg.Config != "" {
 		t.Errorf("packs %v, config %q", problems, dg.Config)
 	}
+	if len(dg.Unexamined) != 1 || dg.Unexamined[0] != "envoy" || !strings.Contains(strings.Join(dg.Notes, "\n"), "before envoy was examined: run again with --max-requests 9") {
+		t.Errorf("unexamined %v, notes %q", dg.Unexamined, dg.Notes)
+	}
 }
 
 func TestDoctorIstioSidecarEnvoy(t *testing.T) {

@@ -24,6 +24,13 @@ func FuzzRender(f *testing.F) {
 	f.Add(uint8(3), uint8(3), "outbound|8080||svc.ns.svc.cluster.local", "}[5m]) or up", "", int64(1e15), "")
 	f.Add(uint8(9), uint8(0), "\xff\xfe", "é", "", int64(time.Minute), "__name__")
 	f.Add(uint8(0), uint8(3), "checkout", "x|.+", "", int64(0), "")
+	// otel-legacy, spanmetrics and tempo-spanmetrics (amplification's 8th to
+	// 10th packs; edge_error_rate's 7th to 9th).
+	f.Add(uint8(0), uint8(7), "checkout", "payments.shop.svc.cluster.local", "", int64(0), "exported_job")
+	f.Add(uint8(0), uint8(8), `checkout"}[1h]) or vector(1) #`, "a.b", "", int64(30e9), "")
+	f.Add(uint8(1), uint8(8), "checkout", `pay|ments\`, "", int64(0), "service_name")
+	f.Add(uint8(2), uint8(9), "svc", "x)|(.*", "", int64(time.Hour), "")
+	f.Add(uint8(8), uint8(8), "ratings", "", "", int64(0), "span_kind")
 	qs := c.Queries()
 	f.Fuzz(func(t *testing.T, qi, pi uint8, service, dependency, pool string, window int64, label string) {
 		q := qs[int(qi)%len(qs)]

@@ -23,7 +23,8 @@ func newQueryCmd(f *Factory) *cobra.Command {
 		Short: "Saved amplification queries: list, show, run, check, export, doctor",
 		Long: `Saved queries answer "are retries now the load?" from Prometheus. Each has
 thresholds and one PromQL template per pack (the stormctl metric contract, Envoy,
-Envoy in Istio sidecars, Istio, resilience4j, OpenTelemetry, gRPC, HikariCP, Go
+Envoy in Istio sidecars, Istio, resilience4j, OpenTelemetry HTTP (stable and
+pre-stable names), gRPC, span metrics (Collector connector, Tempo), HikariCP, Go
 database/sql and sqlstats). "query doctor" finds which packs and label names fit
 your Prometheus and prints the config for them.`,
 	}

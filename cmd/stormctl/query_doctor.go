@@ -29,8 +29,13 @@ func newQueryDoctorCmd(f *Factory) *cobra.Command {
 label names and label values APIs per pack found), which packs' metrics it holds,
 which label carries the service and the dependency and in which form (payments,
 payments.shop.svc.cluster.local, dns:///payments:50051, outbound|50051||...). It
-prints what it found, every catalogue answer with that configuration, and a config
-snippet (contexts.<ctx>.services and packs) to paste. Exit 4 when no pack fits.`,
+looks for the service on each pack's client-side metrics (its calls), then its
+server-side ones (the requests it received), then its pools'. A service seen only
+server-side gets its own error rate, and the queries that need the caller's side
+read as its callers see it (the service as their dependency). It prints what it
+found, every catalogue answer with that configuration, and a config snippet
+(contexts.<ctx>.services and packs) to paste; packs the request budget did not
+reach are named, with the --max-requests to reach them. Exit 4 when no pack fits.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runDoctor(cmd, f, o) },
 	}
@@ -90,7 +95,7 @@ func runDoctor(cmd *cobra.Command, f *Factory, o *doctorOptions) error {
 }
 
 func printDiagnosis(f *Factory, dg *queries.Diagnosis, tty bool) error {
-	t := output.NewTable(f.IO.Out, tty, "pack", "fits", "service", "dependency", "problem")
+	t := output.NewTable(f.IO.Out, tty, "pack", "fits", "service", "dependency", "problem", "side")
 	for _, p := range dg.Packs {
 		fits, svc, dep := "no", "", ""
 		if p.Fits() {
@@ -102,7 +107,7 @@ func printDiagnosis(f *Factory, dg *queries.Diagnosis, tty bool) error {
 		if p.DependencyValue != "" {
 			dep = fmt.Sprintf("%s=%s (%s)", p.DependencyLabel, p.DependencyValue, p.DependencyForm)
 		}
-		t.Row(p.Pack, fits, sanitize.Line(svc), sanitize.Line(dep), sanitize.Line(p.Problem))
+		t.Row(p.Pack, fits, sanitize.Line(svc), sanitize.Line(dep), sanitize.Line(p.Problem), p.Side)
 	}
 	if err := t.Flush(); err != nil {
 		return err
@@ -110,6 +115,10 @@ func printDiagnosis(f *Factory, dg *queries.Diagnosis, tty bool) error {
 	fmt.Fprintln(f.IO.Out)
 	a := output.NewTable(f.IO.Out, tty, "query", "pack", "series", "value", "status")
 	for _, ans := range dg.Answers {
+		if ans.From != "" {
+			// Evaluated with the service as the dependency: its callers' view.
+			ans.Query += " (" + ans.From + ")"
+		}
 		switch {
 		case ans.Error != "":
 			a.Row(ans.Query, ans.Pack, "", "", "error: "+sanitize.Line(ans.Error))
