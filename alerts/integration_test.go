@@ -8,13 +8,12 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/internal/config"
-	"github.com/stormctl/stormctl/internal/testenv"
 	"github.com/stormctl/stormctl/journal"
 	"github.com/stormctl/stormctl/lever"
 )
 
 func TestReceiver(t *testing.T) {
-	rg := newRig(t, testenv.PromOptions{})
+	rg := newRig(t, testenvOptions())
 	t.Run("TwoReplicasActOnce", rg.twoReplicasActOnce)
 	t.Run("Hostile", rg.hostile)
 	t.Run("AutopilotRefuses", rg.autopilotRefuses)

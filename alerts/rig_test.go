@@ -2,6 +2,7 @@ package alerts
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -72,7 +73,7 @@ type rig struct {
 	set    *playbooks.Set
 }
 
-func newRig(t *testing.T, promOpts testenv.PromOptions) *rig {
+func newRig(t testing.TB, promOpts testenv.PromOptions) *rig {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts redis-server and prometheus")
@@ -105,7 +106,7 @@ type hooks struct {
 	bad int      // bodies whose signature did not verify
 }
 
-func newHooks(t *testing.T) *hooks {
+func newHooks(t testing.TB) *hooks {
 	h := &hooks{}
 	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
@@ -155,9 +156,10 @@ type stackOptions struct {
 	allow   map[string][]string
 	hooks   *hooks
 	hmacKey string
+	listen  string // default 127.0.0.1:0
 }
 
-func (rg *rig) stack(t *testing.T, ns string, o stackOptions) *stack {
+func (rg *rig) stack(t testing.TB, ns string, o stackOptions) *stack {
 	t.Helper()
 	ctx := context.Background()
 	store, err := controlplane.Open(ctx, config.Redis{URL: rg.redis.URL("", ""), Namespace: ns}, func(string) string { return "" })
@@ -195,7 +197,7 @@ func (rg *rig) stack(t *testing.T, ns string, o stackOptions) *stack {
 		Allow:    o.allow, TTL: 5 * time.Minute, Notifier: notifier, Metrics: m, Log: log, NoVerify: true}
 	t.Cleanup(pilot.Close)
 	rcv := &Receiver{Claims: store, Actions: svc, Playbook: PlaybookFor(nil), Notifier: notifier, Autopilot: pilot, Metrics: m, Log: log}
-	opts := ServerOptions{Listen: "127.0.0.1:0", ManagementAddr: "127.0.0.1:0", Token: testToken, Receiver: rcv, Log: log,
+	opts := ServerOptions{Listen: cmp.Or(o.listen, "127.0.0.1:0"), ManagementAddr: "127.0.0.1:0", Token: testToken, Receiver: rcv, Log: log,
 		Ready: func(ctx context.Context) error { return store.Client().Ping(ctx).Err() }}
 	if o.hmacKey != "" {
 		opts.HMACKey = []byte(o.hmacKey)
@@ -210,7 +212,7 @@ func (rg *rig) stack(t *testing.T, ns string, o stackOptions) *stack {
 
 // post sends body to the stack's webhook with the bearer token (and a
 // signature when key is set), returning the status.
-func (s *stack) post(t *testing.T, body []byte, token string, key []byte) int {
+func (s *stack) post(t testing.TB, body []byte, token string, key []byte) int {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, "http://"+s.srv.Addr()+"/alertmanager", bytes.NewReader(body))
 	if err != nil {
@@ -227,7 +229,7 @@ func (s *stack) post(t *testing.T, body []byte, token string, key []byte) int {
 }
 
 // do sends req and returns its status, 0 when the connection failed.
-func do(t *testing.T, req *http.Request) int {
+func do(t testing.TB, req *http.Request) int {
 	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -242,7 +244,7 @@ func do(t *testing.T, req *http.Request) int {
 	return resp.StatusCode
 }
 
-func (s *stack) entries(t *testing.T) []journal.Entry {
+func (s *stack) entries(t testing.TB) []journal.Entry {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := s.store.VerifyJournal(ctx); err != nil {
@@ -269,7 +271,7 @@ func countEvents(es []journal.Entry, ev journal.Event) int {
 }
 
 // metric reads one sample of the stack's /metrics, 0 when absent.
-func (s *stack) metric(t *testing.T, line string) string {
+func (s *stack) metric(t testing.TB, line string) string {
 	t.Helper()
 	resp, err := http.Get("http://" + s.srv.MgmtAddr() + "/metrics")
 	if err != nil {
@@ -290,7 +292,7 @@ func (s *stack) metric(t *testing.T, line string) string {
 var fixtureStart = time.Now().Add(-30 * time.Second).UTC().Truncate(time.Millisecond)
 
 // postSigned sends body signed at ts, as a captured request replayed would be.
-func postSigned(t *testing.T, s *stack, body, key []byte, ts time.Time) int {
+func postSigned(t testing.TB, s *stack, body, key []byte, ts time.Time) int {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, "http://"+s.srv.Addr()+"/alertmanager", bytes.NewReader(body))
 	if err != nil {
@@ -332,3 +334,5 @@ func retarget(service, dependency string) func(*Message) {
 		m.GroupKey = `{}:{alertname="StormctlRetryRatio", dependency="` + dependency + `", service="` + service + `"}`
 	}
 }
+
+func testenvOptions() testenv.PromOptions { return testenv.PromOptions{} }
