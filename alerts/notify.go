@@ -13,6 +13,8 @@ import (
 	"sync"
 	"text/template"
 	"time"
+
+	"github.com/stormctl/stormctl/internal/sanitize"
 )
 
 // Notice is what a notification says: what fired, what was done, by whom,
@@ -33,7 +35,8 @@ type Notice struct {
 	Time      time.Time `json:"time"`
 }
 
-// Text is the notice as one message.
+// Text is the notice as one message. Alert labels and annotations are
+// outside text: control characters are escaped.
 func (n Notice) Text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[stormctl] %s", n.Event)
@@ -64,7 +67,7 @@ func (n Notice) Text() string {
 	if n.Dashboard != "" {
 		fmt.Fprintf(&b, "\nopen: %s", n.Dashboard)
 	}
-	return b.String()
+	return sanitize.Block(b.String())
 }
 
 func alertNotice(ev *Event, done []string) Notice {

@@ -125,12 +125,18 @@ func (r *Receiver) handle(ctx context.Context, m *Message, a Alert, out *Outcome
 	ev := r.event(m, a)
 	title := fmt.Sprintf("%s on %s", ev.Name, cmp.Or(ev.Target(), "(no service)"))
 	var err error
-	if ev.Incident, ev.Opened, err = r.incidentFor(ctx, m.GroupKey, title); err != nil {
+	if a.Status == Resolved {
+		// A resolve never opens an incident: it belongs to the one the group fired into.
+		ev.Incident, err = r.Claims.Claimed(ctx, groupClaim(m.GroupKey))
+	} else {
+		ev.Incident, ev.Opened, err = r.incidentFor(ctx, m.GroupKey, title)
+	}
+	if err != nil {
 		return err
 	}
 	out.Incident = ev.Incident
 	e := journal.Entry{Event: AlertFired, Actor: Actor, Incident: ev.Incident, Playbook: ev.Playbook,
-		Target: ev.Target(), Reason: sanitize.Line(cmp.Or(a.Annotations["summary"], ev.Name)), Outcome: describeAlert(ev)}
+		Target: sanitize.Line(ev.Target()), Reason: sanitize.Line(cmp.Or(a.Annotations["summary"], ev.Name)), Outcome: describeAlert(ev)}
 	if a.Status == Resolved {
 		e.Event = AlertResolved
 	}
@@ -160,7 +166,7 @@ func (r *Receiver) event(m *Message, a Alert) *Event {
 	if ev.Query != "" && r.Playbook != nil {
 		ev.Playbook = r.Playbook(ev.Query)
 	} else {
-		ev.Playbook = a.Annotations[queries.AlertAnnotPlaybook]
+		ev.Playbook = sanitize.Line(a.Annotations[queries.AlertAnnotPlaybook])
 	}
 	if v, err := strconv.ParseFloat(a.Annotations[queries.AlertAnnotValue], 64); err == nil && ev.Query != "" {
 		status := map[string]string{"critical": "crit", "warning": "warn"}[a.Labels["severity"]]
@@ -202,7 +208,7 @@ func describeAlert(ev *Event) string {
 // incident, else a new one. One replica at a time decides (a claim in
 // Redis), so two groups or two replicas never open two incidents at once.
 func (r *Receiver) incidentFor(ctx context.Context, groupKey, title string) (id string, opened bool, err error) {
-	group := "alert-group:" + digest(groupKey)
+	group := groupClaim(groupKey)
 	if id, err = r.Claims.Claimed(ctx, group); err != nil {
 		return "", false, err
 	}
@@ -250,6 +256,9 @@ func (r *Receiver) isOpen(ctx context.Context, id string) bool {
 	}
 	return false
 }
+
+// groupClaim names the claim holding a group's incident.
+func groupClaim(groupKey string) string { return "alert-group:" + digest(groupKey) }
 
 // lock takes claim name, waiting up to 5 s for its holder to free it.
 func (r *Receiver) lock(ctx context.Context, name, token string) error {
