@@ -140,9 +140,8 @@ func (rg *rig) hostile(t *testing.T) {
 		t.Fatalf("refused webhooks wrote %d journal entries: %+v", len(es), es[0])
 	}
 	// A signed request replayed as captured (same timestamp and signature).
-	req := func() int {
-		return postSigned(t, s, good, key, time.Now().Add(-time.Second))
-	}
+	signedAt := time.Now().Add(-time.Second)
+	req := func() int { return postSigned(t, s, good, key, signedAt) }
 	if got := req(); got != 200 {
 		t.Fatalf("first signed delivery: HTTP %d", got)
 	}
