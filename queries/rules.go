@@ -1,6 +1,7 @@
 package queries
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -97,4 +98,123 @@ func alertName(id, severity string) string {
 		}
 	}
 	return b.String()
+}
+
+// Labels and annotations of the alerting rules (AlertRules) that the
+// Alertmanager receiver reads back.
+const (
+	AlertLabelQuery      = "stormctl_query" // the saved query's id
+	AlertLabelPack       = "pack"
+	AlertAnnotPlaybook   = "playbook"       // the playbook to run, "" for none
+	AlertAnnotDashboard  = "dashboard"      // the command that opens the dashboard on it
+	AlertAnnotValue      = "stormctl_value" // the query's value when the rule fired
+	AlertAnnotThreshold  = "stormctl_threshold"
+	AlertAnnotUnit       = "stormctl_unit"
+	alertServiceLabel    = ParamService
+	alertDependencyLabel = ParamDependency
+)
+
+// AlertName is the alerting rule name of a saved query, e.g.
+// StormctlRetryRatio for retry_ratio.
+func AlertName(queryID string) string { return alertName(queryID, "") }
+
+// AlertRules returns a Prometheus rule file with one alerting rule per
+// saved query that pack (every pack when "") answers and that has a
+// threshold: the query's own expression past its crit threshold (warn
+// when it has none) for the threshold's for:, labelled stormctl_query,
+// pack, severity, and service and dependency copied from the pack's label
+// names, so Alertmanager groups and routes them alike whatever exported
+// the metrics. Annotations carry the query's value, the playbook that
+// playbook names for the query ("" leaves it out) and the command that
+// opens the dashboard on the service with that playbook. The rules read
+// the raw metrics, so they need no recording rules beside them.
+func (c *Catalog) AlertRules(pack string, p Params, playbook func(queryID string) string) ([]byte, error) {
+	packs := c.packs
+	if pack != "" {
+		pk, err := c.Pack(pack)
+		if err != nil {
+			return nil, err
+		}
+		packs = []*Pack{pk}
+	}
+	var f ruleFile
+	for _, pk := range packs {
+		g := ruleGroup{Name: "stormctl-" + pk.Name + "-alerts"}
+		for _, q := range c.queries {
+			r, err := c.Render(q.ID, pk.Name, p)
+			var unsupported *UnsupportedError
+			if errors.As(err, &unsupported) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			pb := ""
+			if playbook != nil {
+				pb = playbook(q.ID)
+			}
+			if rl, ok := alertRule(q, r, pk, p, pb); ok {
+				g.Rules = append(g.Rules, rl)
+			}
+		}
+		if len(g.Rules) > 0 {
+			f.Groups = append(f.Groups, g)
+		}
+	}
+	return marshalRules(f)
+}
+
+// alertRule is q's alerting rule for r; false when q has no threshold.
+func alertRule(q *Query, r *Rendered, pk *Pack, p Params, playbook string) (rule, bool) {
+	limit, severity := r.Threshold.Crit, "critical"
+	if limit == nil {
+		limit, severity = r.Threshold.Warn, "warning"
+	}
+	if limit == nil {
+		return rule{}, false
+	}
+	rd := renderer{q: q, pk: pk, p: p}
+	labels := map[string]string{AlertLabelQuery: q.ID, AlertLabelPack: r.Pack, "severity": severity}
+	dash := []string{"stormctl dash"}
+	for _, param := range []string{alertServiceLabel, alertDependencyLabel} {
+		if !q.declares(param) {
+			continue
+		}
+		_, label, err := rd.param(param)
+		if err != nil {
+			continue
+		}
+		ref := "{{ $labels." + label + " }}"
+		labels[param] = ref
+		if param == alertServiceLabel {
+			dash = append(dash, "--service "+ref)
+		}
+		if playbook != "" {
+			dash = append(dash, "-p "+param+"="+ref)
+		}
+	}
+	if playbook != "" {
+		dash = append(dash[:1], append([]string{"--playbook " + playbook}, dash[1:]...)...)
+	}
+	rl := rule{
+		Alert:  AlertName(q.ID),
+		Expr:   fmt.Sprintf("(\n%s) %s %s", strings.TrimRight(r.Expr, "\n")+"\n", r.Threshold.op(), formatFloat(*limit)),
+		Labels: labels,
+		Annotations: map[string]string{
+			"summary": fmt.Sprintf("%s is {{ $value | humanize }} (%s %s %s)",
+				q.Title, severity, r.Threshold.op(), formatFloat(*limit)),
+			"description":       description(q, r),
+			AlertAnnotValue:     "{{ $value }}",
+			AlertAnnotThreshold: r.Threshold.op() + " " + formatFloat(*limit),
+			AlertAnnotUnit:      q.Unit,
+			AlertAnnotDashboard: strings.Join(dash, " "),
+		},
+	}
+	if playbook != "" {
+		rl.Annotations[AlertAnnotPlaybook] = playbook
+	}
+	if r.Threshold.For > 0 {
+		rl.For = promDuration(r.Threshold.For)
+	}
+	return rl, true
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the real servers and clients the test suite starts: prometheus and
-# promtool, redis-server, tmux for the terminal end-to-end tests, chromium for
+# promtool, prometheus-alertmanager, redis-server, tmux for the terminal end-to-end tests, chromium for
 # the HTML report's headless-browser test, ssh-keygen, ssh-agent and jq for
 # the signed-journal interop tests, and node and npm for the Node flagd
 # clients. Does nothing when they are already on PATH.
@@ -9,6 +9,7 @@ declare -A pkg=(
   [prometheus]=prometheus [promtool]=prometheus [redis-server]=redis-server
   [tmux]=tmux [chromium]=chromium [ssh-keygen]=openssh-client
   [ssh-agent]=openssh-client [jq]=jq [node]=nodejs [npm]=npm
+  [prometheus-alertmanager]=prometheus-alertmanager
 )
 missing=()
 for bin in "${!pkg[@]}"; do

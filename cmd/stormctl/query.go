@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/stormctl/stormctl/alerts"
 	"sort"
 	"strings"
 	"time"
@@ -229,8 +230,9 @@ func boundNote(r *queries.Rendered) string {
 func newQueryExportCmd(f *Factory) *cobra.Command {
 	var format, pack string
 	var top int
+	var alertRules bool
 	cmd := &cobra.Command{
-		Use:   "export --format rules [--pack P] [--top N]",
+		Use:   "export --format rules [--pack P] [--top N | --alerts]",
 		Short: "Export the catalogue as Prometheus recording and alerting rules",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(*cobra.Command, []string) error {
@@ -252,7 +254,11 @@ func newQueryExportCmd(f *Factory) *cobra.Command {
 				return err
 			}
 			// The context's label names for the pack (packs.<pack>.labels).
-			out, err := cat.RulesWithFleet(pack, queries.Params{Labels: cfg.LabelsFor(pack, "")}, top)
+			params := queries.Params{Labels: cfg.LabelsFor(pack, "")}
+			out, err := cat.RulesWithFleet(pack, params, top)
+			if alertRules {
+				out, err = cat.AlertRules(pack, params, alerts.PlaybookFor(cfg.Alerts.Playbooks))
+			}
 			if err != nil {
 				return err
 			}
@@ -274,6 +280,9 @@ func newQueryExportCmd(f *Factory) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&format, "format", "rules", "export format: rules")
 	cmd.Flags().StringVar(&pack, "pack", "stormctl", "query pack to export")
+	cmd.Flags().BoolVar(&alertRules, "alerts", false,
+		"print only the alerting rules for Alertmanager and stormctl alerts serve: one per saved query, "+
+			"labelled stormctl_query, service, dependency, severity, annotated with the playbook and the dashboard command")
 	cmd.Flags().IntVar(&top, "top", queries.DefaultRulesTop,
 		"also record each query's fleet reduction, its worst `N` series and level counts, for --recorded --top N; 0: none")
 	return cmd

@@ -157,6 +157,7 @@ breakers forced open, autoscaling frozen, degraded mode, load shed.`,
 	root.AddCommand(newDemoCmd(f))
 	root.AddCommand(newActuateCmd(f))
 	root.AddCommand(newFlagdCmd(f), newFlagsCmd(f))
+	root.AddCommand(newAlertsCmd(f), newAutopilotCmd(f))
 	// No arguments on a terminal opens the dashboard; anywhere else, help.
 	root.RunE = func(cmd *cobra.Command, _ []string) error {
 		if f.IO.IsStdinTTY() && f.IO.IsStdoutTTY() {

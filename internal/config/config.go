@@ -53,6 +53,9 @@ type Context struct {
 	Policy    Policy              `yaml:"policy"`
 	Evidence  map[string][]string `yaml:"evidence"`
 	Journal   Journal             `yaml:"journal"`
+	// Alerts and Autopilot configure `stormctl alerts serve` (alerts.go).
+	Alerts    Alerts              `yaml:"alerts"`
+	Autopilot map[string][]string `yaml:"autopilot"`
 }
 
 // Journal configures how this responder signs journal entries.

@@ -1,0 +1,65 @@
+package alerts
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Metrics are the receiver's own, on /metrics of the management address.
+// A nil *Metrics counts nothing.
+type Metrics struct {
+	Registry      *prometheus.Registry
+	webhooks      *prometheus.CounterVec
+	events        *prometheus.CounterVec
+	autopilot     *prometheus.CounterVec
+	notifications *prometheus.CounterVec
+	latency       prometheus.Histogram
+}
+
+// NewMetrics registers the receiver's metrics in a new registry.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		webhooks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "stormctl_alerts_webhooks_total",
+			Help: "Webhooks by outcome: accepted, or the refusal (unauthorized, bad_signature, replayed, too_large, too_many_alerts, malformed, error)."},
+			[]string{"outcome"}),
+		events: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "stormctl_alerts_events_total",
+			Help: "Alert events by status (firing, resolved) and outcome (handled, duplicate, error)."}, []string{"status", "outcome"}),
+		autopilot: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "stormctl_alerts_autopilot_total",
+			Help: "Autopilot decisions by outcome (applied, requested, refused, paused, not_allowed, no_action, kept, extended, released, error)."},
+			[]string{"outcome"}),
+		notifications: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "stormctl_alerts_notifications_total",
+			Help: "Notification deliveries by outcome (sent, failed, dropped)."}, []string{"outcome"}),
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "stormctl_alerts_webhook_duration_seconds",
+			Help:    "From a webhook's arrival to its answer, autopilot included.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}}),
+	}
+	m.Registry.MustRegister(m.webhooks, m.events, m.autopilot, m.notifications, m.latency,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *Metrics) webhook(outcome string, seconds float64) {
+	if m != nil {
+		m.webhooks.WithLabelValues(outcome).Inc()
+		m.latency.Observe(seconds)
+	}
+}
+
+func (m *Metrics) event(status, outcome string) {
+	if m != nil {
+		m.events.WithLabelValues(status, outcome).Inc()
+	}
+}
+
+func (m *Metrics) decision(outcome string) {
+	if m != nil {
+		m.autopilot.WithLabelValues(outcome).Inc()
+	}
+}
+
+func (m *Metrics) notification(outcome string) {
+	if m != nil {
+		m.notifications.WithLabelValues(outcome).Inc()
+	}
+}
