@@ -40,6 +40,9 @@ type Service struct {
 	// Confirm asks at a terminal; nil means there is none, so only --yes
 	// confirms.
 	Confirm Confirmer
+	// RunBy is the person who started this process; entries written as
+	// the Automation actor record it ("automation (run by alice)").
+	RunBy string
 }
 
 type mode int
@@ -315,8 +318,12 @@ func (a *attempt) entry(ev journal.Event, target string) journal.Entry {
 	if a.kindOK {
 		kind = string(a.ks.Kind)
 	}
-	return journal.Entry{Event: ev, Actor: a.actor, Incident: a.incident, ActionID: a.id, Kind: kind, Target: target,
+	e := journal.Entry{Event: ev, Actor: a.actor, Incident: a.incident, ActionID: a.id, Kind: kind, Target: target,
 		Value: a.value, TTL: journal.Duration(a.spec.TTL), Reason: a.spec.Reason, Forced: a.forced, Evidence: a.evidence[target]}
+	if a.actor == Automation {
+		e.RunBy = a.s.RunBy
+	}
+	return e
 }
 
 // refuse journals a refusal, one entry per target, and returns it.

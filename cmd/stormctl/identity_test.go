@@ -122,6 +122,7 @@ func TestPerPersonUsersBindTheActor(t *testing.T) {
 // role works under its own user, with nothing refused by the server.
 func TestACLPrintUsersCoverEveryCommandPath(t *testing.T) {
 	p := newPerPersonEnv(t, map[string]string{"alice": "responder", "bob": "commander", "automation": "automation"})
+	p.env["SUDO_USER"] = "carol" // who started the unattended run
 	for _, who := range []string{"alice", "bob", "automation"} {
 		inc, _ := p.as(who, exit.OK, who, "incident", "open", "storm seen by "+who, "-o", "json")
 		p.as(who, exit.OK, who, "action", "plan", "retries", "checkout->payments", "off", "--ttl", "10m", "--reason", "look")
@@ -152,10 +153,20 @@ func TestACLPrintUsersCoverEveryCommandPath(t *testing.T) {
 		res, _ := p.as(approver, exit.OK, approver, "action", "approve", reqs[requester], "--yes", "-o", "json")
 		p.as(approver, exit.OK, approver, "action", "release", res["action_id"].(string), "--reason", "recovered")
 	}
+	runBy := 0
 	for _, en := range p.journalEntries() {
 		if en.RedisUser != "" && en.RedisUser != en.Actor && en.RedisUser != "default" {
 			t.Errorf("entry %s by %s written as Redis user %s", en.Event, en.Actor, en.RedisUser)
 		}
+		if en.Event == journal.ActionApplied && en.Actor == "automation" {
+			runBy++
+			if en.Who() != "automation (run by carol)" {
+				t.Errorf("automation's entry reads %q", en.Who())
+			}
+		}
+	}
+	if runBy == 0 {
+		t.Error("no entry applied by automation")
 	}
 }
 
