@@ -44,6 +44,11 @@ type Approval struct {
 	// ApprovedBy and ApprovedAt are set once a second person approved.
 	ApprovedBy string     `json:"approved_by,omitempty"`
 	ApprovedAt *time.Time `json:"approved_at,omitempty"`
+	// RequesterUser and ApproverUser are the Redis users the server
+	// authenticated (ACL WHOAMI); with per-person users the two-person
+	// rule compares them, whatever --actor said.
+	RequesterUser string `json:"requester_redis_user,omitempty"`
+	ApproverUser  string `json:"approver_redis_user,omitempty"`
 }
 
 // State is the request's status now: pending, approved or expired.
@@ -84,6 +89,9 @@ func (a *attempt) newApproval() *Approval {
 	ap := &Approval{ID: journal.NewID(), ActionID: a.id, Kind: a.ks.Kind, Target: strings.Join(a.names(), ","), Value: a.value,
 		TTL: journal.Duration(a.spec.TTL), Reason: a.spec.Reason, Actor: a.actor, Incident: a.incident, Force: a.spec.Force,
 		Supersede: a.spec.Supersede, Targets: a.spec.Targets, CreatedAt: now, ExpiresAt: now.Add(RequestTTL), Status: RequestPending}
+	if a.ident != nil {
+		ap.RequesterUser = a.ident.User
+	}
 	for _, t := range a.targets {
 		ap.Evidence = append(ap.Evidence, a.evidence[t.Name]...)
 	}
@@ -110,6 +118,7 @@ func (a *attempt) request(ctx context.Context) (*Approval, error) {
 // with the approver's confirmation and rate budget. Approving again after
 // a failure retries the apply; it never applies twice.
 func (s *Service) Approve(ctx context.Context, id, approver string, yes bool) (*Result, error) {
+	approver, actorErr := actorInput(approver)
 	ap, raw, err := s.approval(ctx, id)
 	if err != nil {
 		return nil, err
@@ -127,6 +136,7 @@ func (s *Service) Approve(ctx context.Context, id, approver string, yes bool) (*
 	spec.Yes = yes
 	a := s.begin(spec, modeApprove)
 	a.id, a.actor, a.approval, a.approvalRaw = ap.ActionID, approver, ap, raw
+	a.inputErrs["actor"] = actorErr // the approver acts now; the request checked the requester
 	return s.apply(ctx, a, "approve")
 }
 
@@ -136,12 +146,15 @@ func (a *attempt) approve(ctx context.Context) error {
 	ap := *a.approval
 	now := a.s.Clock.Now().UTC()
 	ap.Status, ap.ApprovedBy, ap.ApprovedAt = RequestApproved, a.actor, &now
+	if a.ident != nil {
+		ap.ApproverUser = a.ident.User
+	}
 	raw, err := json.Marshal(ap)
 	if err != nil {
 		return err
 	}
 	e := a.entry(journal.ActionApproved, ap.Target)
-	e.Outcome = fmt.Sprintf("approved request %s of %s", ap.ID, ap.Actor)
+	e.Outcome = a.approvedNote(&ap)
 	sealed, err := a.s.Store.SwapRecord(ctx, requestsCollection, ap.ID, a.approvalRaw, string(raw), e)
 	if err != nil {
 		return a.failed(ctx, err)

@@ -29,6 +29,19 @@ type fakeCP struct {
 	takes       int
 	writes      int
 	journal     []journal.Entry
+	// identity is who the fake server says we are: a shared user unless
+	// a test binds one.
+	identity controlplane.Identity
+}
+
+func (f *fakeCP) Identity(context.Context) (controlplane.Identity, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	id := f.identity
+	if id.User == "" && !id.ACL {
+		id.Shared = true
+	}
+	return id, nil
 }
 
 func newFakeCP() *fakeCP {

@@ -159,14 +159,17 @@ func (a *attempt) attachIncident(ctx context.Context) (verdict, error) {
 	return verdict{}, nil
 }
 
-func (a *attempt) policy(context.Context) (verdict, error) {
+func (a *attempt) policy(ctx context.Context) (verdict, error) {
+	if _, err := a.identity(ctx); err != nil {
+		return verdict{}, err
+	}
 	p, k := a.s.Policy, a.ks.Kind
 	if !p.Allows(a.leverActor, k) {
-		return refuse("ask someone whose role may, or change policy.kinds in the context",
-			"%s (role %s) may not use %s levers", a.leverActor, p.Role(a.leverActor), k), nil
+		return a.withAdvisory(refuse("ask someone whose role may, or change policy.kinds in the context",
+			"%s (role %s) may not use %s levers", a.leverActor, p.Role(a.leverActor), k)), nil
 	}
 	if a.mode == modeApprove && !p.MayApprove(a.actor, k) {
-		return refuse("ask someone whose role may approve", "%s (role %s) may not approve %s levers", a.actor, p.Role(a.actor), k), nil
+		return a.withAdvisory(refuse("ask someone whose role may approve", "%s (role %s) may not approve %s levers", a.actor, p.Role(a.actor), k)), nil
 	}
 	return pass("%s is %s", a.leverActor, p.Role(a.leverActor)), nil
 }
@@ -272,12 +275,22 @@ func (a *attempt) blastRadius(context.Context) (verdict, error) {
 	return pass("%d target(s), limit %d", n, limit), nil
 }
 
-func (a *attempt) approvalGuard(context.Context) (verdict, error) {
+func (a *attempt) approvalGuard(ctx context.Context) (verdict, error) {
 	switch {
 	case a.mode == modeApprove && a.actor == a.leverActor:
-		return refuse("a different person must approve", "%s may not approve their own request %s", a.actor, a.approval.ID), nil
+		return a.withAdvisory(refuse("a different person must approve", "%s may not approve their own request %s", a.actor, a.approval.ID)), nil
 	case a.mode == modeApprove:
-		return pass("approved by %s (request %s)", a.actor, a.approval.ID), nil
+		id, err := a.identity(ctx)
+		if err != nil {
+			return verdict{}, err
+		}
+		if v := a.sameRedisUser(id); v.refuse != nil {
+			return v, nil
+		}
+		if adv := a.advisory(); adv != "" {
+			return pass("approved by %s (request %s); %s", a.actor, a.approval.ID, adv), nil
+		}
+		return pass("approved by %s as Redis user %s (request %s by Redis user %s)", a.actor, id.User, a.approval.ID, a.approval.RequesterUser), nil
 	case a.mode == modeRequest || a.s.Policy.NeedsApproval(a.ks.Kind):
 		a.pending = true
 		return verdict{status: StatusPending, detail: "needs approval by a second person"}, nil

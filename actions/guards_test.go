@@ -364,3 +364,48 @@ func TestReleaseAndExtendNeedAReason(t *testing.T) {
 		t.Fatalf("the lever must be unchanged: %+v", l)
 	}
 }
+
+// The two-person rule compares authenticated identities: with per-person
+// Redis users, the user who requested cannot approve under another
+// --actor; another user can. With one shared user the approval passes,
+// said to be advisory.
+func TestApprovalComparesRedisUsers(t *testing.T) {
+	ctx := context.Background()
+	cp := newFakeCP()
+	cp.identity = controlplane.Identity{User: "alice", ACL: true}
+	w := world(cp, config.Policy{Approval: []string{"retries"}})
+	_, err := w.Apply(ctx, okSpec())
+	var pe *PendingError
+	if !errors.As(err, &pe) || pe.Request.RequesterUser != "alice" {
+		t.Fatalf("request: %v", err)
+	}
+	_, err = w.Approve(ctx, pe.Request.ID, "bob", true)
+	var ref *RefusedError
+	if !errors.As(err, &ref) || ref.Guard != GuardApproval || exit.Code(err) != exit.Refused || cp.writes != 0 ||
+		!strings.Contains(err.Error(), "made as Redis user alice (actor alice), and you are Redis user alice") {
+		t.Fatalf("same Redis user as bob: %v", err)
+	}
+	cp.identity = controlplane.Identity{User: "bob", ACL: true}
+	res, err := w.Approve(ctx, pe.Request.ID, "bob", true)
+	if err != nil || res.ApprovedBy != "bob" || res.Advisory != "" {
+		t.Fatalf("bob as bob: %+v %v", res, err)
+	}
+	es := cp.entries()
+	if ap := es[len(es)-2]; ap.Event != journal.ActionApproved || !strings.Contains(ap.Outcome, "(Redis users alice → bob)") {
+		t.Fatalf("approval entry %+v", ap)
+	}
+
+	shared := newFakeCP() // no ACL: every client is one
+	w = world(shared, config.Policy{Approval: []string{"retries"}})
+	if _, err := w.Apply(ctx, okSpec()); !errors.As(err, &pe) {
+		t.Fatal(err)
+	}
+	if _, err := w.Approve(ctx, pe.Request.ID, Automation, true); !errors.As(err, &ref) || ref.Guard != GuardPolicy ||
+		!strings.Contains(err.Error(), "automation (role automation) may not approve") || !strings.Contains(err.Error(), "advisory") {
+		t.Fatalf("automation approving: %v", err)
+	}
+	res, err = w.Approve(ctx, pe.Request.ID, "bob", true)
+	if err != nil || !strings.Contains(res.Advisory, "roles and approvals are advisory") {
+		t.Fatalf("shared approval: %+v %v", res, err)
+	}
+}

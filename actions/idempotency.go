@@ -19,10 +19,11 @@ const GuardIdempotency = "idempotency"
 // requestHash binds an idempotency key to what was asked, as payment APIs
 // do: the kind, the targets, the value, the TTL, the incident and the
 // overrides. A retried step hashes the same; the key reused for anything
-// else does not. Who asks and how they word the reason are not part of
-// what the request does: a playbook step resumed by the next responder
-// still gets its first result. An approval's key is bound by its request
-// id already, so it has no hash.
+// else does not. How the reason is worded is not part of what the request
+// does. Who asks is checked apart (controlplane.CheckReplay): a key
+// answers only the actor who first used it, so another actor's reuse is
+// refused, journaled, and changes nothing. An approval's key is bound by
+// its request id already, so it has no hash.
 func (a *attempt) requestHash() string {
 	if a.spec.IdempotencyKey == "" || a.approval != nil {
 		return ""

@@ -14,6 +14,19 @@ func plainInput(field, s string) (string, error) {
 	return clean, nil
 }
 
+// actorInput is an actor name under sanitize.Actor's rule (NFC, nothing
+// that does not print as itself). A refused name is kept in its escaped,
+// printable form for the journal, with the error that makes the validation
+// guard refuse it. The CLI refuses such a name earlier, as a usage error;
+// this catches library callers (playbooks, alerts, the lab).
+func actorInput(s string) (string, error) {
+	clean, err := sanitize.Actor(s)
+	if err != nil {
+		return sanitize.Line(s), err
+	}
+	return clean, nil
+}
+
 // checkInput refuses an attempt whose actor or reason is not plain text.
 func (a *attempt) checkInput(field string) verdict {
 	if err := a.inputErrs[field]; err != nil {

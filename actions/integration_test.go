@@ -314,13 +314,27 @@ func (sv *servers) idempotency(t *testing.T) {
 		t.Fatalf("replay differs from the first result:\nfirst  %s\nreplay %s", a, b)
 	}
 
-	// A retry that words the reason anew, by the next responder (a resumed
-	// playbook step), is the same request.
+	// A retry that words the reason anew is the same request.
 	reworded := spec
-	reworded.Reason, reworded.Actor = "amplification 4x, still", "bob"
+	reworded.Reason = "amplification 4x, still"
 	if r, err := w.Apply(ctx, reworded); err != nil || !r.Replayed || r.ActionID != first.ActionID || norm(r) != norm(first) {
 		t.Fatalf("reworded retry: %+v %v, want the first result", r, err)
 	}
+
+	// The key is alice's: bob reusing it is refused (exit 2), journaled,
+	// and changes nothing, even with the same arguments.
+	byBob := spec
+	byBob.Actor = "bob"
+	_, err = w.Apply(ctx, byBob)
+	var reused *RefusedError
+	if !errors.As(err, &reused) || reused.Guard != GuardIdempotency || exit.Code(err) != exit.Usage ||
+		!strings.Contains(err.Error(), "it answers only its own actor, not bob") {
+		t.Fatalf("bob reusing alice's key: %v (exit %d)", err, exit.Code(err))
+	}
+	if es := entries(t, store); len(es) != n+1 || es[n].Actor != "bob" || es[n].Outcome != "refused: idempotency" {
+		t.Fatalf("bob's reuse journaled as %+v", es[len(es)-1])
+	}
+	n++
 
 	// The key reused with other arguments: refused (exit 2), journaled,
 	// nothing changed.

@@ -15,7 +15,16 @@ const (
 	RoleViewer    = "viewer"
 	RoleResponder = "responder"
 	RoleCommander = "commander"
+	// RoleAutomation is the role of the actor Automation: unattended
+	// playbooks, scripts and the autopilot. It may use every kind that
+	// policy.kinds.automation lists (all by default) and never approves.
+	RoleAutomation = "automation"
 )
+
+// Automation is the actor name of unattended writers; bound to its own
+// Redis user (`stormctl acl print --role automation --actor automation`),
+// nobody else can write, request or approve as it.
+const Automation = "automation"
 
 // Policy decides who may pull which lever, and how far: roles, approval,
 // maximum TTLs, blast radius and the rate limit.
@@ -50,7 +59,7 @@ func NewPolicy(p config.Policy, evidence map[string][]string) (*Policy, error) {
 	pol := &Policy{
 		roles:       p.Roles,
 		defaultRole: p.DefaultRole,
-		kinds:       map[string][]Kind{RoleViewer: nil, RoleResponder: all, RoleCommander: all},
+		kinds:       map[string][]Kind{RoleViewer: nil, RoleResponder: all, RoleCommander: all, RoleAutomation: all},
 		approvers:   p.Approvers,
 		maxTTL:      map[Kind]time.Duration{},
 		blastRadius: p.BlastRadius,
@@ -140,6 +149,9 @@ func (p *Policy) Role(actor string) string {
 	if r, ok := p.roles[actor]; ok {
 		return r
 	}
+	if actor == Automation {
+		return RoleAutomation
+	}
 	return p.defaultRole
 }
 
@@ -150,6 +162,9 @@ func (p *Policy) Allows(actor string, k Kind) bool {
 
 // MayApprove says whether actor may approve an action of kind k.
 func (p *Policy) MayApprove(actor string, k Kind) bool {
+	if actor == Automation || p.Role(actor) == RoleAutomation {
+		return false // a second person is a person
+	}
 	if len(p.approvers) > 0 && !slices.Contains(p.approvers, p.Role(actor)) {
 		return false
 	}

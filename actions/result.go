@@ -56,10 +56,14 @@ type Result struct {
 	Forced     bool             `json:"forced"`
 	// Unverified names what --force let through that neither Prometheus,
 	// the cached label values nor a lever in Redis could confirm.
-	Unverified []string       `json:"unverified,omitempty"`
-	Replayed   bool           `json:"replayed"`
-	Guards     []GuardResult  `json:"guards"`
-	Targets    []TargetResult `json:"targets"`
+	Unverified []string `json:"unverified,omitempty"`
+	Replayed   bool     `json:"replayed"`
+	// Advisory is set when the actor is not bound by Redis (one shared
+	// user): it says that roles and approvals are advisory, and how to
+	// give each person a Redis user.
+	Advisory string         `json:"advisory,omitempty"`
+	Guards   []GuardResult  `json:"guards"`
+	Targets  []TargetResult `json:"targets"`
 }
 
 // stateOf is the journal's view of a lever.

@@ -40,6 +40,9 @@ type Service struct {
 	// Confirm asks at a terminal; nil means there is none, so only --yes
 	// confirms.
 	Confirm Confirmer
+	// RunBy is the person who started this process; entries written as
+	// the Automation actor record it ("automation (run by alice)").
+	RunBy string
 }
 
 type mode int
@@ -90,12 +93,14 @@ type attempt struct {
 	guards     []GuardResult
 	// inputErrs are the fields ("actor", "reason") that are not plain text.
 	inputErrs map[string]error
+	// ident is who Redis says we are, read by the policy guard.
+	ident *controlplane.Identity
 }
 
 func (s *Service) begin(spec Spec, m mode) *attempt {
 	errs := map[string]error{}
 	spec.Reason, errs["reason"] = plainInput("reason", spec.Reason)
-	spec.Actor, errs["actor"] = plainInput("actor", spec.Actor)
+	spec.Actor, errs["actor"] = actorInput(spec.Actor)
 	a := &attempt{inputErrs: errs, s: s, spec: spec, mode: m, id: journal.NewID(), actor: spec.Actor, leverActor: spec.Actor,
 		evidence: map[string][]journal.Evidence{}, state: map[string]leverState{}, value: spec.Value}
 	if ks, err := ParseKind(spec.Kind); err == nil {
@@ -251,6 +256,9 @@ func (a *attempt) replay(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	if _, err := a.identity(ctx); err != nil {
+		return false, err
+	}
 	var rest []Target
 	for _, t := range a.targets {
 		r := snap.Replays[a.idemKey(t.Name)]
@@ -258,7 +266,7 @@ func (a *attempt) replay(ctx context.Context) (bool, error) {
 			rest = append(rest, t)
 			continue
 		}
-		if err := controlplane.CheckReplay(a.idemKey(t.Name), a.requestHash(), r); err != nil {
+		if err := controlplane.CheckReplay(a.idemKey(t.Name), a.requestHash(), a.leverActor, r); err != nil {
 			return false, err
 		}
 		a.id = r.Lever.ActionID
@@ -310,8 +318,12 @@ func (a *attempt) entry(ev journal.Event, target string) journal.Entry {
 	if a.kindOK {
 		kind = string(a.ks.Kind)
 	}
-	return journal.Entry{Event: ev, Actor: a.actor, Incident: a.incident, ActionID: a.id, Kind: kind, Target: target,
+	e := journal.Entry{Event: ev, Actor: a.actor, Incident: a.incident, ActionID: a.id, Kind: kind, Target: target,
 		Value: a.value, TTL: journal.Duration(a.spec.TTL), Reason: a.spec.Reason, Forced: a.forced, Evidence: a.evidence[target]}
+	if a.actor == Automation {
+		e.RunBy = a.s.RunBy
+	}
+	return e
 }
 
 // refuse journals a refusal, one entry per target, and returns it.
@@ -325,6 +337,9 @@ func (a *attempt) refuse(ctx context.Context, ref *RefusedError) error {
 			e.Previous = stateOf(st.cur)
 		}
 		sealed, local, err := a.s.Journal.Append(ctx, e)
+		if identityRefused(err) {
+			return err // acting as someone else is the refusal that matters
+		}
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -346,6 +361,9 @@ func (a *attempt) failed(ctx context.Context, cause error) error {
 
 // failedAs records an attempt that could not be completed as event ev.
 func (a *attempt) failedAs(ctx context.Context, ev journal.Event, cause error) error {
+	if identityRefused(cause) {
+		return cause
+	}
 	for _, name := range a.names() {
 		e := a.entry(ev, name)
 		e.Outcome = "error"
@@ -371,6 +389,7 @@ func (a *attempt) result(op string) *Result {
 			r.ApprovedBy = a.actor
 		}
 	}
+	r.Advisory = a.advisory()
 	r.Replayed = len(a.replayed) > 0 && len(a.targets) == 0
 	now := a.s.Clock.Now()
 	if a.spec.TTL > 0 && !r.Replayed {

@@ -73,6 +73,9 @@ type ControlPlane interface {
 	Records(ctx context.Context, collection string) (map[string]string, error)
 	// Journal streams the journal, for listings of ended actions.
 	Journal(ctx context.Context) iter.Seq2[journal.Entry, error]
+	// Identity is who Redis says we are, and whether that binds the
+	// actor; the two-person rule compares it.
+	Identity(ctx context.Context) (controlplane.Identity, error)
 }
 
 var _ ControlPlane = storeAdapter{}

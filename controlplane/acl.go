@@ -19,10 +19,13 @@ type Role string
 // script runs against the caller's rights, so the responder is also granted
 // exactly the writes the scripts make (SET, DEL, HSET, HDEL, ZADD, ZREM,
 // XADD, SADD, PUBLISH, and INCR and PEXPIRE for the rate limit) on the
-// namespace's keys and channel. Redis cannot
-// grant a command "only from inside a script": a responder with redis-cli
-// could write a key directly. The journal and `journal verify` make such a
-// write visible (a lever without its entry), they cannot prevent it.
+// namespace's shared keys and channel, and on its own actor's keys only
+// when it is a per-person user (ACLRulesFor with an actor): stormctl then
+// cannot claim another actor, because every script declares the actor's
+// key. Redis cannot grant a command "only from inside a script": a
+// responder with redis-cli could still write a shared key directly, under
+// its own name. The journal and `journal verify` make such a write visible
+// (a lever without its entry), they cannot prevent it.
 //
 // Commander has the responder's rights and no others. Approving a request
 // is a version-checked lever write plus a journal entry, the same commands;
@@ -53,17 +56,23 @@ const (
 	Actuator  Role = "actuator"
 	Responder Role = "responder"
 	Commander Role = "commander"
+	// Automation is for unattended writers: playbooks run without a
+	// person, scripts, the autopilot. Its rights on Redis are the
+	// responder's; policy gives it no approval right, and bound to the
+	// actor "automation" (acl print --actor automation) nobody else can
+	// write as it.
+	Automation Role = "automation"
 )
 
 // Roles lists the roles in increasing order of rights.
-var Roles = []Role{Viewer, Flagd, Service, Actuator, Responder, Commander}
+var Roles = []Role{Viewer, Flagd, Service, Actuator, Responder, Commander, Automation}
 
 // ParseRole validates a role name.
 func ParseRole(s string) (Role, error) {
 	if r := Role(s); slices.Contains(Roles, r) {
 		return r, nil
 	}
-	return "", fmt.Errorf("unknown role %q (want viewer, flagd, service, actuator, responder or commander)", s)
+	return "", fmt.Errorf("unknown role %q (want viewer, flagd, service, actuator, responder, commander or automation)", s)
 }
 
 // connectionRules let a go-redis client connect and say who it is, and
@@ -71,10 +80,18 @@ func ParseRole(s string) (Role, error) {
 var connectionRules = []string{"+hello", "+auth", "+ping", "+client|setname", "+client|id",
 	"+acl|whoami", "+cluster|slots", "+cluster|shards", "+cluster|nodes"}
 
-// ACLRules returns the ACL SETUSER rules for role, after the user name and
-// before any password rule: keys and channels limited to the namespace of
-// k, then command categories.
-func ACLRules(role Role, k Keys) []string {
+// ACLRules returns the ACL SETUSER rules of a shared user for role, one
+// that may act as any actor (see ACLRulesFor).
+func ACLRules(role Role, k Keys) []string { return ACLRulesFor(role, k, "") }
+
+// ACLRulesFor returns the ACL SETUSER rules for role, after the user name
+// and before any password rule: keys and channels limited to the namespace
+// of k, then command categories. With actor set, the writers (responder,
+// commander, automation, actuator) may write the keys of that actor only
+// (Keys.Actor, Keys.ActorRate): every script that journals sets its
+// entry's actor key, so acting as anyone else is refused by Redis (NOPERM).
+// With actor "" they may write as any actor: a shared user.
+func ACLRulesFor(role Role, k Keys, actor string) []string {
 	p := k.Prefix()
 	keys := []string{"~" + p + "*"}
 	switch role {
@@ -85,8 +102,10 @@ func ACLRules(role Role, k Keys) []string {
 	case Actuator:
 		// The append script's keys need read and write on one pattern:
 		// Redis checks a script's declared keys pattern by pattern.
-		keys = []string{"%R~" + p + "*", "%W~" + k.Instances(), "%W~" + p + "ack:*", "~" + k.Journal(), "~" + k.JournalHead(),
-			"~" + k.Synced(), "%W~" + p + "status:*"}
+		keys = append([]string{"%R~" + p + "*", "%W~" + k.Instances(), "%W~" + p + "ack:*", "~" + k.Journal(), "~" + k.JournalHead(),
+			"~" + k.Synced(), "%W~" + p + "status:*"}, actorKeys(k, actor)...)
+	case Responder, Commander, Automation:
+		keys = append(writerKeys(k), actorKeys(k, actor)...)
 	}
 	rules := append([]string{"reset", "on"}, keys...)
 	rules = append(rules, "&"+p+"*", "-@all", "+@read", "-@dangerous")
@@ -108,12 +127,50 @@ func ACLRules(role Role, k Keys) []string {
 		"+set", "+del", "+hset", "+hdel", "+zadd", "+zrem", "+xadd", "+sadd", "+publish", "+incr", "+pexpire")
 }
 
+// writerKeys are the keys the control-plane scripts write that belong to
+// nobody in particular: levers, their index, versions and held copies, the
+// journal, idempotency keys, records and the overall rate counter; every
+// key of the namespace may be read. Actor keys are not among them.
+func writerKeys(k Keys) []string {
+	p := k.Prefix()
+	return []string{"%R~" + p + "*", "~" + p + "lever:*", "~" + k.Index(), "~" + k.Versions(), "~" + k.Held(),
+		"~" + k.Journal(), "~" + k.JournalHead(), "~" + k.Synced(), "~" + p + "idem:*", "~" + p + "records:*",
+		"~" + globEscape(k.OverallRate())}
+}
+
+// actorKeys are the read-write patterns of actor's keys; "" is any actor.
+func actorKeys(k Keys, actor string) []string {
+	if actor == "" {
+		return []string{"~" + globEscape(k.Actor("")) + "*", "~" + globEscape(k.ActorRate("")) + "*"}
+	}
+	return []string{"~" + globEscape(k.Actor(actor)), "~" + globEscape(k.ActorRate(actor))}
+}
+
+// globEscape quotes the characters Redis key patterns treat specially, so
+// that a pattern matches exactly s.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
 // ACLCommand is the `ACL SETUSER` command line for user with role;
 // password is a rule such as "#<sha256 hex>" or ">secret" (empty: none).
 func ACLCommand(user string, role Role, k Keys, password string) string {
-	parts := append([]string{"ACL", "SETUSER", user}, ACLRules(role, k)...)
+	return strings.Join(ACLArgs(user, role, k, "", password), " ")
+}
+
+// ACLArgs are the arguments of the ACL SETUSER command for user with role,
+// bound to actor ("" for a shared user), as sent to a server.
+func ACLArgs(user string, role Role, k Keys, actor, password string) []string {
+	parts := append([]string{"ACL", "SETUSER", user}, ACLRulesFor(role, k, actor)...)
 	if password != "" {
 		parts = slices.Insert(parts, 4, password) // after "reset", which would clear it
 	}
-	return strings.Join(parts, " ")
+	return parts
 }

@@ -3,9 +3,11 @@ package controlplane
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/internal/testenv"
 	"github.com/stormctl/stormctl/journal"
 	"github.com/stormctl/stormctl/lever"
@@ -75,5 +77,82 @@ func TestResponderRulesCoverEveryScript(t *testing.T) {
 		} else if _, err := s.Release(ctx, ReleaseRequest{Current: res.Lever}); err != nil {
 			t.Errorf("responder: release: %v", err)
 		}
+	}
+}
+
+// A per-person user (ACLRulesFor with an actor) writes as its actor and as
+// nobody else: every journaling script declares its entry's actor key, so
+// claiming bob fails inside Redis, as an *IdentityError journaled under the
+// authenticated user, with nothing else written. A shared user may write
+// as anyone, and says so.
+func TestPerPersonRulesBindTheActor(t *testing.T) {
+	ctx := context.Background()
+	bound := func(user string, role Role) string {
+		return strings.TrimPrefix(strings.Join(ACLArgs(user, role, NewKeys("t"), user, ">"+user+"-pw"), " "), "ACL SETUSER ")
+	}
+	r := testenv.StartRedis(t, testenv.RedisOptions{ACL: []string{"default on nopass ~* &* +@all",
+		bound("alice", Responder), bound("a*b", Commander), aclUser("shared", "shared-pw", Responder)}})
+	alice := openStore(t, r, "alice", "alice-pw")
+	if id, err := alice.Identity(ctx); err != nil || id.Shared || id.User != "alice" || id.Advisory() != "" {
+		t.Fatalf("alice's identity: %+v %v", id, err)
+	}
+	for _, user := range []string{"shared", "default"} {
+		pw := user + "-pw"
+		if user == "default" {
+			pw = ""
+		}
+		if id, err := openStore(t, r, user, pw).Identity(ctx); err != nil || !id.Shared || !strings.Contains(id.Advisory(), "roles and approvals are advisory") {
+			t.Fatalf("%s's identity: %+v %v", user, id, err)
+		}
+	}
+	asBob := lever.Lever{Kind: lever.Shed, Target: "checkout", Value: "10", Actor: "bob", Reason: "x", ExpiresAt: time.Now().Add(time.Minute)}
+	writes := map[string]func() error{
+		"apply": func() error {
+			_, err := alice.Apply(ctx, ApplyRequest{Lever: asBob, Entry: journal.Entry{Actor: "bob"},
+				Rate: &RateCharge{Actor: "bob", Limit: RateLimit{Window: time.Minute, PerActor: 5, Overall: 10}}})
+			return err
+		},
+		"note": func() error {
+			_, err := alice.Append(ctx, journal.Entry{Event: journal.Note, Actor: "bob", Reason: "hi"})
+			return err
+		},
+		"record": func() error {
+			_, err := alice.SwapRecord(ctx, "requests", "R1", "", `{}`, journal.Entry{Event: journal.ActionRequested, Actor: "bob"})
+			return err
+		},
+	}
+	for name, write := range writes {
+		err := write()
+		var ie *IdentityError
+		if !errors.As(err, &ie) || exit.Code(err) != exit.Refused || ie.Entry.Actor != "alice" || ie.Entry.RedisUser != "alice" ||
+			!strings.Contains(err.Error(), "acting as bob needs bob's Redis credentials; you are alice") {
+			t.Fatalf("%s as bob: %v", name, err)
+		}
+	}
+	if ls, _ := alice.Levers(ctx); len(ls) != 0 {
+		t.Fatalf("levers written as bob: %v", ls)
+	}
+	if rec, _ := alice.Record(ctx, "requests", "R1"); rec != "" {
+		t.Fatalf("record written as bob: %s", rec)
+	}
+	var pe *PermissionError
+	if _, err := alice.Rate(ctx, "bob", RateLimit{Window: time.Minute, PerActor: 5, Overall: 10}, true); !errors.As(err, &pe) {
+		t.Fatalf("bob's rate budget spent by alice: %v", err)
+	}
+	// As herself everything works; a name with glob characters matches
+	// only itself.
+	asAlice := asBob
+	asAlice.Actor = "alice"
+	if _, err := alice.Apply(ctx, ApplyRequest{Lever: asAlice, Entry: journal.Entry{Actor: "alice"},
+		Rate: &RateCharge{Actor: "alice", Limit: RateLimit{Window: time.Minute, PerActor: 5, Overall: 10}}}); err != nil {
+		t.Fatal(err)
+	}
+	glob := openStore(t, r, "a*b", "a*b-pw")
+	if _, err := glob.Append(ctx, journal.Entry{Event: journal.Note, Actor: "a*b"}); err != nil {
+		t.Fatalf("a*b as itself: %v", err)
+	}
+	var ie *IdentityError
+	if _, err := glob.Append(ctx, journal.Entry{Event: journal.Note, Actor: "axb"}); !errors.As(err, &ie) {
+		t.Fatalf("a*b as axb: %v", err)
 	}
 }

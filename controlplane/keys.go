@@ -16,3 +16,16 @@ func (k Keys) Idempotency(key string) string { return k.Prefix() + "idem:" + key
 // local pending file, so that each is appended exactly once even when a
 // sync is interrupted and run again.
 func (k Keys) Synced() string { return k.Prefix() + "journal:synced" }
+
+// Actor is the key that binds writes to their actor: every script that
+// journals an entry also sets it, to the stream id of the actor's last
+// entry. A per-person Redis user may write only its own actor's key (see
+// ACLRules), so a client that claims another actor fails inside Redis. The
+// empty actor has the key "actor:", which only shared users may write.
+func (k Keys) Actor(actor string) string { return k.Prefix() + "actor:" + actor }
+
+// ActorRate is the actor's rate-limit counter, also bound to the actor.
+func (k Keys) ActorRate(actor string) string { return k.Rate("actor:" + actor) }
+
+// OverallRate is everyone's rate-limit counter.
+func (k Keys) OverallRate() string { return k.Rate("*") }

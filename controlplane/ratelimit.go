@@ -81,7 +81,7 @@ type RateCharge struct {
 }
 
 // keys are the counters of the charge: its actor's, then everyone's.
-func (c RateCharge) keys(k Keys) []string { return []string{k.Rate("actor:" + c.Actor), k.Rate("*")} }
+func (c RateCharge) keys(k Keys) []string { return []string{k.ActorRate(c.Actor), k.OverallRate()} }
 
 // args are the script arguments: per-actor limit, overall limit, window ms.
 func (c RateCharge) args() []any {

@@ -39,7 +39,7 @@ func (e *RecordChangedError) ExitCode() int { return exit.Conflict }
 // swapRecordScript sets a hash field if it still holds the expected value
 // and appends the journal entry, both or neither.
 //
-//	KEYS: 1 records hash, 2 journal, 3 head
+//	KEYS: 1 records hash, 2 journal, 3 head, 4 the entry's actor key
 //	ARGV: 1 field, 2 expected value ("" = absent), 3 new value, 4 prev hash,
 //	      5 entry, 6 entry hash
 //
@@ -52,6 +52,7 @@ if head ~= ARGV[4] then return {'head', head} end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
 local id = redis.call('XADD', KEYS[2], '*', 'entry', ARGV[5])
 redis.call('SET', KEYS[3], ARGV[6])
+redis.call('SET', KEYS[4], id)
 return {'ok', id}
 `)
 
@@ -63,7 +64,7 @@ func (s *Store) SwapRecord(ctx context.Context, collection, id, old, value strin
 	e = identify(e)
 	op := fmt.Sprintf("%s %s %s", e.Event, collection, id)
 	k := s.keys
-	keys := []string{k.Records(collection), k.Journal(), k.JournalHead()}
+	keys := []string{k.Records(collection), k.Journal(), k.JournalHead(), k.Actor(e.Actor)}
 	head := s.headHint("")
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		sealed, stored, err := s.seal(e, head)
@@ -72,7 +73,7 @@ func (s *Store) SwapRecord(ctx context.Context, collection, id, old, value strin
 		}
 		reply, err := swapRecordScript.Run(ctx, s.client, keys, id, old, value, head, stored, sealed.Hash).StringSlice()
 		if err != nil {
-			return journal.Entry{}, s.classify(op, err, true)
+			return journal.Entry{}, s.classifyWrite(ctx, op, err, e)
 		}
 		switch reply[0] {
 		case "ok":

@@ -2,6 +2,11 @@ package controlplane
 
 import "github.com/redis/go-redis/v9"
 
+// Every script that journals an entry also sets the key of the entry's
+// actor (Keys.Actor), declared in its KEYS: Redis checks declared keys
+// against the caller's ACL before the script runs, so a per-person user
+// claiming another actor is refused (NOPERM) with nothing written.
+//
 // The scripts hash nothing themselves: the chain hash is SHA-256, which Redis
 // Lua lacks, so the client seals each entry against the head it read and a
 // script appends it only if the head is still that one. A script replies
@@ -12,7 +17,8 @@ import "github.com/redis/go-redis/v9"
 // also counts the change against the rate limit, or refuses it.
 //
 //	KEYS: 1 lever, 2 index, 3 versions, 4 held, 5 journal, 6 head, 7 idempotency,
-//	      8 actor rate counter, 9 overall rate counter (with a charge only)
+//	      8 the entry's actor key (Keys.Actor), 9 actor rate counter,
+//	      10 overall rate counter (9 and 10 with a charge only)
 //	ARGV: 1 member, 2 expected version, 3 prev hash, 4 entry, 5 entry hash,
 //	      6 op (set|del), 7 lever JSON, 8 expiry ms, 9 change JSON, 10 channel,
 //	      11 idempotent result ("" without a key), 12 its TTL ms,
@@ -39,12 +45,12 @@ end
 if ARGV[13] == 'update' and not active then return {'gone'} end
 local charge = ARGV[14] ~= ''
 if charge then
-  local r = rate_check(KEYS[8], KEYS[9], tonumber(ARGV[14]), tonumber(ARGV[15]))
+  local r = rate_check(KEYS[9], KEYS[10], tonumber(ARGV[14]), tonumber(ARGV[15]))
   if r[1] ~= 'ok' then return {'rate', r[1], tostring(r[2]), tostring(r[3]), tostring(r[4])} end
 end
 local head = redis.call('GET', KEYS[6]) or ''
 if head ~= ARGV[3] then return {'head', head} end
-if charge then rate_take(KEYS[8], KEYS[9], ARGV[16]) end
+if charge then rate_take(KEYS[9], KEYS[10], ARGV[16]) end
 redis.call('HSET', KEYS[3], ARGV[1], cur + 1)
 if ARGV[6] == 'set' then
   redis.call('SET', KEYS[1], ARGV[7], 'PXAT', ARGV[8])
@@ -57,6 +63,7 @@ else
 end
 local id = redis.call('XADD', KEYS[5], '*', 'entry', ARGV[4])
 redis.call('SET', KEYS[6], ARGV[5])
+redis.call('SET', KEYS[8], id)
 if ARGV[11] ~= '' then redis.call('SET', KEYS[7], ARGV[11], 'PX', ARGV[12]) end
 redis.call('PUBLISH', ARGV[10], ARGV[9])
 return {'ok', id}
@@ -64,7 +71,7 @@ return {'ok', id}
 
 // appendScript appends a journal-only entry.
 //
-//	KEYS: 1 journal, 2 head, 3 synced set
+//	KEYS: 1 journal, 2 head, 3 synced set, 4 the entry's actor key
 //	ARGV: 1 prev hash, 2 entry, 3 entry hash, 4 id to append once ("" = always)
 //
 // Replies: {"dup"} (already synced) · {"head", current head} · {"ok", stream id}.
@@ -76,6 +83,7 @@ local head = redis.call('GET', KEYS[2]) or ''
 if head ~= ARGV[1] then return {'head', head} end
 local id = redis.call('XADD', KEYS[1], '*', 'entry', ARGV[2])
 redis.call('SET', KEYS[2], ARGV[3])
+redis.call('SET', KEYS[4], id)
 if ARGV[4] ~= '' then redis.call('SADD', KEYS[3], ARGV[4]) end
 return {'ok', id}
 `)

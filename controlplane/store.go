@@ -22,6 +22,7 @@ type Store struct {
 	ep           *endpoint
 	user         string // ACL WHOAMI at Open
 	aclSupported bool
+	identity     *Identity // asked once, see Identity
 
 	// signer signs every entry this store writes; nil writes unsigned.
 	signer journal.Signer

@@ -190,7 +190,8 @@ func (s *Store) commit(ctx context.Context, w write) (Result, error) {
 	w.entry = identify(w.entry)
 	member := lever.Member(w.kind, w.target)
 	k := s.keys
-	keys := []string{k.Lever(w.kind, w.target), k.Index(), k.Versions(), k.Held(), k.Journal(), k.JournalHead(), k.Idempotency(w.idemKey)}
+	keys := []string{k.Lever(w.kind, w.target), k.Index(), k.Versions(), k.Held(), k.Journal(), k.JournalHead(), k.Idempotency(w.idemKey),
+		k.Actor(w.entry.Actor)}
 	change := lever.Change{Op: lever.OpDel, Kind: w.kind, Target: w.target, Version: w.expected + 1, Lever: w.set}
 	op, leverJSON, expiry := "del", []byte{}, "0"
 	if w.set != nil {
@@ -219,7 +220,7 @@ func (s *Store) commit(ctx context.Context, w write) (Result, error) {
 			k.Changes(), first, idempotencyTTL.Milliseconds(), w.mode}, charge...)
 		reply, err := writeScript.Run(ctx, s.client, keys, args...).StringSlice()
 		if err != nil {
-			return Result{}, s.classify(w.op, err, true)
+			return Result{}, s.classifyWrite(ctx, w.op, err, w.entry)
 		}
 		switch reply[0] {
 		case "ok":
@@ -231,7 +232,7 @@ func (s *Store) commit(ctx context.Context, w write) (Result, error) {
 				return Result{}, fmt.Errorf("%s: stored result of idempotency key %q: %w", w.op, w.idemKey, err)
 			}
 			prior.Replayed = true
-			if err := CheckReplay(w.idemKey, w.reqHash, &prior); err != nil {
+			if err := CheckReplay(w.idemKey, w.reqHash, w.leverActor(), &prior); err != nil {
 				return Result{}, err // nothing written: the script replied before any write
 			}
 			return prior, nil
@@ -316,7 +317,7 @@ func (s *Store) appendEntry(ctx context.Context, e journal.Entry, once bool) (jo
 	if once {
 		dedupe = e.ID
 	}
-	keys := []string{s.keys.Journal(), s.keys.JournalHead(), s.keys.Synced()}
+	keys := []string{s.keys.Journal(), s.keys.JournalHead(), s.keys.Synced(), s.keys.Actor(e.Actor)}
 	head := s.headHint("")
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		sealed, stored, err := s.seal(e, head)
@@ -325,7 +326,7 @@ func (s *Store) appendEntry(ctx context.Context, e journal.Entry, once bool) (jo
 		}
 		reply, err := appendScript.Run(ctx, s.client, keys, head, stored, sealed.Hash, dedupe).StringSlice()
 		if err != nil {
-			return journal.Entry{}, false, s.classify(op, err, true)
+			return journal.Entry{}, false, s.classifyWrite(ctx, op, err, e)
 		}
 		switch reply[0] {
 		case "ok":

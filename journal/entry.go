@@ -54,12 +54,15 @@ const NoACLNote = "server has no ACL support; declared actor only"
 // is the same marshalling with Hash filled in, and Signature when the
 // writer signed it: an SSHSIG signature of the canonical form (SealWith).
 type Entry struct {
-	ID              string      `json:"id"`
-	Time            time.Time   `json:"time"`
-	Event           Event       `json:"event"`
-	Actor           string      `json:"actor"`
-	RedisUser       string      `json:"redis_user,omitempty"`
-	RedisUserNote   string      `json:"redis_user_note,omitempty"`
+	ID            string    `json:"id"`
+	Time          time.Time `json:"time"`
+	Event         Event     `json:"event"`
+	Actor         string    `json:"actor"`
+	RedisUser     string    `json:"redis_user,omitempty"`
+	RedisUserNote string    `json:"redis_user_note,omitempty"`
+	// RunBy is who started an unattended run written as the automation
+	// actor, as declared by the process ($SUDO_USER or $USER).
+	RunBy           string      `json:"run_by,omitempty"`
 	Incident        string      `json:"incident,omitempty"`
 	Playbook        string      `json:"playbook,omitempty"`
 	Step            string      `json:"step,omitempty"`

@@ -129,7 +129,7 @@ func (t *timeline) tail() {
 }
 
 func actorText(e Entry) string {
-	a := e.Actor
+	a := e.Who()
 	if e.RedisUser != "" && e.RedisUser != e.Actor {
 		a += " (redis user " + e.RedisUser + ")"
 	}

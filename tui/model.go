@@ -27,6 +27,9 @@ type Options struct {
 	// Incident is the incident the dashboard acts for ("" none).
 	Incident string
 	ReadOnly bool
+	// Advisory is set when Redis does not bind the actor (one shared
+	// user): the header says that roles and approvals are advisory.
+	Advisory string
 	Signals  signals.Plan
 	// Refresh is the mean interval between panel refreshes, jittered by
 	// ±20% so that many dashboards do not query in step; default 10s.
@@ -129,7 +132,7 @@ func New(ctx context.Context, deps Deps, opts Options) *Model {
 	m := &Model{Common: c, opts: opts, deps: deps, help: help.New(), lower: FocusLevers}
 	m.header = header.New(c)
 	m.header.Context, m.header.Actor, m.header.Incident = opts.Context, opts.Actor, opts.Incident
-	m.header.ReadOnly, m.header.Clock = opts.ReadOnly, opts.Clock
+	m.header.ReadOnly, m.header.Clock, m.header.Advisory = opts.ReadOnly, opts.Clock, opts.Advisory != ""
 	m.header.Prom.Configured, m.header.Redis.Configured = deps.Querier != nil, deps.Store != nil
 	m.signals, m.levers, m.journal = signals.New(c), levers.New(c), journal.New(c)
 	if deps.Playbook != nil {

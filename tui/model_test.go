@@ -326,3 +326,13 @@ func TestPlaybookSteps(t *testing.T) {
 	h.key("esc")
 	h.contains("✓ action Turn the caller's retries off")
 }
+
+// With one shared Redis user the header says that roles and approvals are
+// advisory; with per-person users it says nothing.
+func TestHeaderSaysSharedIdentityIsAdvisory(t *testing.T) {
+	w := newWorld()
+	h := newHarness(t, w.c, w.deps(), Options{Actor: "alice", Advisory: "single identity: …"}, 160, 40)
+	h.contains("shared Redis user: roles/approvals advisory (docs/identity.md)")
+	h = newHarness(t, w.c, w.deps(), Options{Actor: "alice"}, 160, 40)
+	h.lacks("roles/approvals advisory")
+}

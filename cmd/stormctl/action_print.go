@@ -7,6 +7,7 @@ import (
 
 	"github.com/stormctl/stormctl/actions"
 	"github.com/stormctl/stormctl/internal/output"
+	"github.com/stormctl/stormctl/internal/sanitize"
 	"github.com/stormctl/stormctl/journal"
 	"github.com/stormctl/stormctl/lever"
 )
@@ -22,6 +23,9 @@ type actionResultJSON struct {
 // (with "error" when err ended it); a table gives the guards (for a plan)
 // and one row per target, with a summary on stderr.
 func printResult(f *Factory, res *actions.Result, err error) error {
+	if res.Advisory != "" {
+		fmt.Fprintln(f.IO.ErrOut, "stormctl: note: "+sanitize.Line(res.Advisory))
+	}
 	return f.Print(actionResultJSON{Result: res, Error: newErrorJSON(err)}, func(tty bool) error {
 		fmt.Fprintln(f.IO.ErrOut, summary(res))
 		if res.Operation == "plan" {

@@ -13,6 +13,7 @@ import (
 	"github.com/stormctl/stormctl/actions"
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/internal/iostreams"
+	"github.com/stormctl/stormctl/internal/sanitize"
 	"github.com/stormctl/stormctl/journal"
 )
 
@@ -52,7 +53,21 @@ func (f *Factory) Actions(ctx context.Context, spec *actions.Spec) (*actions.Ser
 	if f.IO.IsStdinTTY() {
 		s.Confirm = &ttyConfirmer{io: f.IO, in: bufio.NewReader(f.IO.In)}
 	}
+	if cfg.Actor == actions.Automation {
+		s.RunBy = f.runBy()
+	}
 	return s, nil
+}
+
+// runBy is the person who started an automation run, as the process
+// declares it: $SUDO_USER, else $USER; "" when neither is a usable name.
+func (f *Factory) runBy() string {
+	for _, v := range []string{f.getenv("SUDO_USER"), f.getenv("USER")} {
+		if name, err := sanitize.Actor(v); err == nil && name != "" && name != actions.Automation {
+			return name
+		}
+	}
+	return ""
 }
 
 // labelCache is where the context's label values are kept for when

@@ -153,6 +153,11 @@ func runDash(ctx context.Context, f *Factory, o *dashOptions, extra *dashExtra) 
 	}, Top: o.top, Recorded: o.recorded}
 	opts := tui.Options{Context: cfg.Name, Actor: cfg.Actor, Incident: incident, ReadOnly: o.readOnly,
 		Signals: plan, Refresh: o.refresh}
+	if deps.Store != nil && !o.readOnly {
+		if id, err := store.Identity(ctx); err == nil {
+			opts.Advisory = id.Advisory()
+		}
+	}
 	if extra != nil {
 		opts.Clock = extra.clock
 	}

@@ -160,16 +160,18 @@ func TestHostileTextRefusedOnTheWayIn(t *testing.T) {
 	if !strings.Contains(msg, "incident title: control character U+001B at column 6") {
 		t.Fatalf("hostile title: %s", msg)
 	}
-	_, msg = e.expect(exit.Refused, "mal\x1b]0;x\x07lory", "retries", "off", "checkout->payments", "--ttl", "5m", "--reason", "p99", "--yes")
-	if !strings.Contains(msg, "refused by the validation guard: actor: control character U+001B at column 4") {
+	// An actor name is refused before anything runs (exit 2), with the
+	// character named; nothing is journaled under a name nobody can read.
+	_, msg = e.expect(exit.Usage, "mal\x1b]0;x\x07lory", "retries", "off", "checkout->payments", "--ttl", "5m", "--reason", "p99", "--yes")
+	if !strings.Contains(msg, `STORMCTL_ACTOR: actor "mal\x1b]0;x\alory": control character U+001B at column 4`) {
 		t.Fatalf("hostile actor: %s", msg)
 	}
 	res, _ := e.expect(exit.OK, "alice", "retries", "off", "checkout->payments", "--ttl", "5m", "--reason", "amplification 4x\nsince 14:02\r\n", "--yes", "-o", "json")
 	// release and extend keep a hostile reason only as printable text.
 	e.expect(exit.OK, "alice", "action", "extend", res["action_id"].(string), "--ttl", "6m", "--reason", "still\x1b[2J")
 	es := e.journalEntries()
-	if len(es) != 4 || es[0].Reason != `amplification\u001b[2J\u001b[H\u001b]0;pwned\u0007\u001b]52;c;Y3VybCBldmlsLnNofHNo\u0007\u009b8m\u202eok` ||
-		es[1].Actor != `mal\u001b]0;x\u0007lory` || es[2].Reason != "amplification 4x since 14:02" || es[3].Reason != `still\u001b[2J` {
+	if len(es) != 3 || es[0].Reason != `amplification\u001b[2J\u001b[H\u001b]0;pwned\u0007\u001b]52;c;Y3VybCBldmlsLnNofHNo\u0007\u009b8m\u202eok` ||
+		es[1].Reason != "amplification 4x since 14:02" || es[2].Reason != `still\u001b[2J` {
 		t.Fatalf("journaled: %+v", es)
 	}
 }

@@ -131,7 +131,7 @@ func tailPrinter(w io.Writer, asJSON, tty bool) func(journal.Record) error {
 		}
 		what := strings.TrimSpace(strings.Join([]string{e.Kind, e.Target, e.Value}, " "))
 		outcome := strings.Trim(strings.Join([]string{e.Outcome, e.Error}, ": "), ": ")
-		fields := []string{e.Time.UTC().Format(time.DateTime), string(e.Event), e.Actor, what, e.Reason, outcome}
+		fields := []string{e.Time.UTC().Format(time.DateTime), string(e.Event), e.Who(), what, e.Reason, outcome}
 		for i, s := range fields {
 			fields[i] = sanitize.Line(s) // one safe line each, whatever Redis holds
 		}

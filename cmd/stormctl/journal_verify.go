@@ -96,10 +96,23 @@ func runJournalVerify(ctx context.Context, f *Factory, o *journalVerifyOptions) 
 	}
 	defer done()
 	opts.Head = head
+	var twoPerson *journal.TwoPerson // approvals must be signed by another key than their request
+	if opts.AllowedSigners != nil {
+		twoPerson = journal.NewTwoPerson()
+		opts.OnEntry = twoPerson.Observe
+	}
 	rep, verr := journal.Check(recs, opts)
 	var ve *journal.VerifyError
 	if verr != nil && !errors.As(verr, &ve) {
 		return fmt.Errorf("journal verify after %d entries: %w", rep.Entries, verr)
+	}
+	if twoPerson != nil && len(twoPerson.Problems) > 0 {
+		rep.Problems = append(rep.Problems, twoPerson.Problems...)
+		rep.ProblemCount += len(twoPerson.Problems)
+		if verr == nil {
+			p := twoPerson.Problems[0]
+			verr = &journal.VerifyError{Index: p.Index, Pos: p.Pos, ID: p.ID, Reason: p.String()}
+		}
 	}
 	if format != output.Table {
 		// One document, failures included: the report and, on failure,

@@ -33,6 +33,10 @@ type statusOutput struct {
 	// Actuators are the reports of running actuators with their problems
 	// ("forbidden: patch hpa/checkout in shop").
 	Actuators []controlplane.ComponentStatus `json:"actuators,omitempty"`
+	// Identity says whether Redis binds the actor; Advisory is set when it
+	// does not (one shared user): roles and approvals are advisory.
+	Identity controlplane.Identity `json:"identity"`
+	Advisory string                `json:"advisory,omitempty"`
 }
 
 func newStatusCmd(f *Factory) *cobra.Command {
@@ -72,7 +76,15 @@ func runStatus(ctx context.Context, f *Factory, now func() time.Time) error {
 	if err != nil {
 		return err
 	}
-	out := statusOutput{Server: s.String(), RedisUser: user, Instances: live, Levers: []statusLever{}, Actuators: actuators}
+	id, err := s.Identity(ctx)
+	if err != nil {
+		return err
+	}
+	out := statusOutput{Server: s.String(), RedisUser: user, Instances: live, Levers: []statusLever{}, Actuators: actuators,
+		Identity: id, Advisory: id.Advisory()}
+	if out.Advisory != "" {
+		fmt.Fprintln(f.IO.ErrOut, "stormctl: note: "+sanitize.Line(out.Advisory))
+	}
 	t := now()
 	for _, l := range levers {
 		out.Levers = append(out.Levers, statusLever{Lever: l, SecondsLeft: int64(l.ExpiresAt.Sub(t).Seconds()),

@@ -16,6 +16,7 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 
+	"github.com/stormctl/stormctl/internal/sanitize"
 	"github.com/stormctl/stormctl/internal/yamlfile"
 )
 
@@ -227,7 +228,17 @@ func (f *File) Resolve(o Overrides, getenv func(string) string) (*Resolved, erro
 	r.expandHome(getenv("HOME"))
 	r.Prometheus.URL = firstNonEmpty(o.PrometheusURL, getenv(EnvPrometheus), r.Prometheus.URL)
 	r.Redis.URL = firstNonEmpty(o.RedisURL, getenv(EnvRedis), r.Redis.URL)
-	r.Actor = firstNonEmpty(o.Actor, getenv(EnvActor), r.Actor, getenv("USER"))
+	actor, from := r.Actor, "actor in the context"
+	for _, src := range []struct{ v, from string }{{o.Actor, "--actor"}, {getenv(EnvActor), EnvActor}, {r.Actor, from}, {getenv("USER"), "$USER"}} {
+		if src.v != "" {
+			actor, from = src.v, src.from
+			break
+		}
+	}
+	var err error
+	if r.Actor, err = sanitize.Actor(actor); err != nil {
+		return nil, fmt.Errorf("%s: %w", from, err)
+	}
 	r.Journal.SigningKey = firstNonEmpty(o.SigningKey, getenv(EnvSigningKey), r.Journal.SigningKey)
 	return r, nil
 }

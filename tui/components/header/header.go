@@ -31,6 +31,9 @@ type Model struct {
 	// Clock, if set, is shown after the incident: a lab's simulated time
 	// and where its fault stands.
 	Clock func() string
+	// Advisory says the actor is a typed name (one shared Redis user), so
+	// roles and approvals are advisory.
+	Advisory bool
 }
 
 // New returns the header.
@@ -80,6 +83,9 @@ func (m *Model) View() string {
 	}
 	if m.ReadOnly {
 		who = append(who, st.Warn.Render("READ-ONLY"))
+	}
+	if m.Advisory {
+		who = append(who, st.Warn.Render("shared Redis user: roles/approvals advisory (docs/identity.md)"))
 	}
 	state := []string{m.health("prom", m.Prom), m.health("redis", m.Redis), st.Muted.Render(age)}
 	line := strings.Join(append(who, state...), "  ")
