@@ -129,13 +129,14 @@ func ACLRulesFor(role Role, k Keys, actor string) []string {
 
 // writerKeys are the keys the control-plane scripts write that belong to
 // nobody in particular: levers, their index, versions and held copies, the
-// journal, idempotency keys, records and the overall rate counter; every
-// key of the namespace may be read. Actor keys are not among them.
+// journal, idempotency keys, records, the alert receivers' event claims and
+// the overall rate counter; every key of the namespace may be read. Actor
+// keys are not among them.
 func writerKeys(k Keys) []string {
 	p := k.Prefix()
 	return []string{"%R~" + p + "*", "~" + p + "lever:*", "~" + k.Index(), "~" + k.Versions(), "~" + k.Held(),
 		"~" + k.Journal(), "~" + k.JournalHead(), "~" + k.Synced(), "~" + p + "idem:*", "~" + p + "records:*",
-		"~" + globEscape(k.OverallRate())}
+		"~" + p + "claim:*", "~" + globEscape(k.OverallRate())}
 }
 
 // actorKeys are the read-write patterns of actor's keys; "" is any actor.
