@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"runtime/metrics"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -276,4 +277,30 @@ func FuzzCapReader(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLimitRefreshBudget: refreshes of ten queries at the runner's full
+// concurrency against a server answering 10⁶ series to each stay within a
+// fixed heap: every answer is cut, none is held whole.
+func TestLimitRefreshBudget(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(stream{head: vectorHead, elem: vectorElem, sep: ",", end: vectorEnd, n: 1_000_000}.serve))
+	defer srv.Close()
+	r := NewRunner(limitedClient(t, srv.URL, config.PrometheusLimits{}), RunnerOptions{Timeout: 30 * time.Second})
+	var reqs []Request
+	for i := range 2 * DefaultConcurrency {
+		reqs = append(reqs, Request{Key: strconv.Itoa(i), Expr: "x" + strconv.Itoa(i)})
+	}
+	peak, took := peakHeap(t, func() {
+		for range 3 {
+			for _, res := range r.RunAll(context.Background(), reqs) {
+				if res.Err != nil || len(res.Series) != DefaultMaxSeries || CutWarning(res.Warnings) == "" {
+					t.Errorf("%s: %d series, %q, %v", res.Request.Key, len(res.Series), res.Warnings, res.Err)
+				}
+			}
+		}
+	})
+	t.Logf("3 refreshes of %d queries, 10^6 series each: peak heap %d MB, %v CPU", len(reqs), peak>>20, took)
+	if peak > 128<<20 {
+		t.Fatalf("peak heap %d MB, want ≤ 128 MB", peak>>20)
+	}
 }
