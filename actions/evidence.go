@@ -99,13 +99,17 @@ func (p PromLabels) LabelValues(ctx context.Context, label string) ([]string, er
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	vs, _, _, err := p.Client.API.LabelValues(ctx, label, nil, time.Time{}, time.Time{})
+	vs, warns, _, err := p.Client.API.LabelValues(ctx, label, nil, time.Time{}, time.Time{})
 	if err != nil {
 		return nil, p.Client.Err("label values of "+label, err)
 	}
 	out := make([]string, len(vs))
 	for i, v := range vs {
 		out[i] = string(v)
+	}
+	if cut := queries.CutWarning(warns); cut != "" {
+		// A name missing from a cut list may still exist: not a typo.
+		return out, fmt.Errorf("label values of %s: %s", label, cut)
 	}
 	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -65,13 +66,25 @@ func (c *LabelCache) Load(label string) (CachedValues, bool) {
 	return v, ok
 }
 
+// maxCacheBytes bounds the cache file read: it holds at most a few capped
+// label value lists, so anything larger is not stormctl's and is replaced.
+const maxCacheBytes = 64 << 20
+
 func (c *LabelCache) load() (cachedLabels, error) {
-	data, err := os.ReadFile(c.Path)
+	f, err := os.Open(c.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return cachedLabels{}, nil
 	}
 	if err != nil {
 		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxCacheBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxCacheBytes {
+		return nil, fmt.Errorf("label cache %s: larger than %d MiB", c.Path, maxCacheBytes>>20)
 	}
 	all := cachedLabels{}
 	if err := json.Unmarshal(data, &all); err != nil {

@@ -30,6 +30,7 @@ const DefaultHTTPTimeout = 30 * time.Second
 type Client struct {
 	API     v1.API
 	Address string // the URL, with any password redacted
+	Limits  Limits // the caps on one answer
 
 	pacer      *pacer
 	clientCert bool        // a TLS client certificate is configured
@@ -63,7 +64,8 @@ func NewClient(cfg config.Prometheus, getenv func(string) string) (*Client, erro
 	if timeout <= 0 {
 		timeout = DefaultHTTPTimeout
 	}
-	c.pacer = &pacer{next: auth, now: time.Now}
+	c.Limits = LimitsOf(cfg.Limits)
+	c.pacer = &pacer{next: &limitTransport{next: auth, limits: c.Limits, address: c.Address}, now: time.Now}
 	ac, err := api.NewClient(api.Config{Address: cfg.URL, Client: &http.Client{Transport: c.pacer, Timeout: timeout}})
 	if err != nil {
 		return nil, exit.NewUsage(fmt.Errorf("prometheus.url %q: %w", cfg.URL, err))

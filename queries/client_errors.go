@@ -76,6 +76,7 @@ const (
 // sent decide what such a failure means.
 func classify(err error, certAsked, sentCert bool) (cause, hint string, status int) {
 	var (
+		limit     *LimitError
 		paused    *PausedError
 		apiErr    *v1.Error
 		dnsErr    *net.DNSError
@@ -87,6 +88,8 @@ func classify(err error, certAsked, sentCert bool) (cause, hint string, status i
 	)
 	msg := err.Error()
 	switch {
+	case errors.As(err, &limit):
+		return limit.Error(), hintLimit, 0
 	case errors.As(err, &paused):
 		return paused.Error(), "", paused.Status
 	case errors.As(err, &apiErr):

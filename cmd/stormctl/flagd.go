@@ -48,10 +48,16 @@ func newFlagdServeCmd(f *Factory) *cobra.Command {
 		Long: `Serve the levers of the current context's Redis as a flagd flag configuration
 on flagd's own default ports, so existing flagd providers work unchanged:
 
-  sync        flagd.sync.v1.FlagSyncService (in-process providers)     --sync-addr  :8015
-  evaluation  flagd.evaluation.v1 and v2, gRPC and Connect (RPC mode)  --eval-addr  :8013
-  OFREP       /ofrep/v1/evaluate/flags[/{key}], with ETag              --ofrep-addr :8016
-  management  /healthz, /readyz, /metrics                              --management-addr :8014
+  sync        flagd.sync.v1.FlagSyncService (in-process providers)     --sync-addr  127.0.0.1:8015
+  evaluation  flagd.evaluation.v1 and v2, gRPC and Connect (RPC mode)  --eval-addr  127.0.0.1:8013
+  OFREP       /ofrep/v1/evaluate/flags[/{key}], with ETag              --ofrep-addr 127.0.0.1:8016
+  management  /healthz, /readyz, /metrics                              --management-addr 127.0.0.1:8014
+
+Every listener is on loopback unless an address is given: in a pod that
+serves others, pass --sync-addr :8015 (and so on). Each caps its open
+connections (--max-conns) and closes idle ones (--read-timeout,
+--idle-timeout); management keeps its own connections, so /readyz answers
+while the others are full.
 
 Clients set the evaluation-context attributes service and dependency; a
 selector such as service=checkout sends a client only the rules it can match.
@@ -74,6 +80,9 @@ If Redis is lost the last snapshot keeps being served; after --stale-after
 	fl.StringArrayVar(&o.failSafes, "fail-safe", nil, "FLAG=VALUE served while Redis is lost, e.g. stormctl.degraded.mode=on (repeatable)")
 	fl.IntVar(&o.opts.MaxStreams, "max-streams", flagd.DefaultMaxStreams, "most sync and event streams open at once")
 	fl.DurationVar(&o.opts.WriteTimeout, "write-timeout", flagd.DefaultWriteTimeout, "a client that accepts no data for this long is disconnected")
+	fl.DurationVar(&o.opts.ReadTimeout, "read-timeout", flagd.DefaultReadTimeout, "a client must send a request's headers within this (and on OFREP and management its whole body)")
+	fl.DurationVar(&o.opts.IdleTimeout, "idle-timeout", flagd.DefaultIdleTimeout, "a keep-alive connection idle this long is closed")
+	fl.IntVar(&o.opts.MaxConns, "max-conns", 0, "most open connections on each of sync, evaluation and OFREP (default: the open-file limit less a reserve for management and Redis, shared by the three)")
 	fl.StringVar(&o.opts.InstanceID, "instance-id", "", "id of this server in acknowledgements (default hostname-pid-random)")
 	return cmd
 }

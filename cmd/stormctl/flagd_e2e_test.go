@@ -136,8 +136,10 @@ func TestFlagdServeMovesGoFlagdProviders(t *testing.T) {
 	e := startFlagdServe(t)
 	clients := map[string]openfeature.IClient{}
 	for mode, opts := range map[string][]gofd.ProviderOption{
-		"in-process": {gofd.WithInProcessResolver(), gofd.WithPort(portOf(t, e.srv.Addr("sync")))},
-		"rpc":        {gofd.WithRPCResolver(), gofd.WithPort(portOf(t, e.srv.Addr("eval")))},
+		// Each names itself as flagd's clients do, so it counts in "seen by":
+		// a provider id on the sync stream, a selector on the event stream.
+		"in-process": {gofd.WithInProcessResolver(), gofd.WithPort(portOf(t, e.srv.Addr("sync"))), gofd.WithProviderID("checkout-0")},
+		"rpc":        {gofd.WithRPCResolver(), gofd.WithPort(portOf(t, e.srv.Addr("eval"))), gofd.WithSelector("flagSetId=stormctl")},
 	} {
 		p, err := gofd.NewProvider(append(opts, gofd.WithHost("127.0.0.1"), gofd.WithoutCache())...)
 		if err != nil {

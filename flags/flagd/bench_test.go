@@ -92,7 +92,7 @@ func propagation(b *testing.B, n int) {
 		b.Cleanup(fp.Shutdown)
 		wg.Go(func() { viaFlagd.watch(ctx, fp.EventChannel()) })
 	}
-	pub, done, err := e.srv.Hub().Subscribe("bench", "bench")
+	pub, done, err := e.srv.Hub().Subscribe("bench", "bench", true)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -107,7 +107,7 @@ func (e *evalV1) ResolveAll(ctx context.Context, req *connect.Request[v1.Resolve
 }
 
 func (e *evalV1) EventStream(ctx context.Context, req *connect.Request[v1.EventStreamRequest], st *connect.ServerStream[v1.EventStreamResponse]) error {
-	return e.s.eventStream(ctx, "eval-v1", req.Peer().Addr, func(typ string, data *structpb.Struct) error {
+	return e.s.eventStream(ctx, "eval-v1", req.Peer(), req.Header(), func(typ string, data *structpb.Struct) error {
 		return st.Send(&v1.EventStreamResponse{Type: typ, Data: data})
 	})
 }
@@ -181,7 +181,7 @@ func (e *evalV2) ResolveObject(ctx context.Context, req *connect.Request[v2.Reso
 }
 
 func (e *evalV2) EventStream(ctx context.Context, req *connect.Request[v2.EventStreamRequest], st *connect.ServerStream[v2.EventStreamResponse]) error {
-	return e.s.eventStream(ctx, "eval-v2", req.Peer().Addr, func(typ string, data *structpb.Struct) error {
+	return e.s.eventStream(ctx, "eval-v2", req.Peer(), req.Header(), func(typ string, data *structpb.Struct) error {
 		return st.Send(&v2.EventStreamResponse{Type: typ, Data: data})
 	})
 }

@@ -79,7 +79,11 @@ type Sub struct {
 	wake     chan struct{}
 	Protocol string
 	Peer     string // the client's provider id, else its address
-	sent     atomic.Pointer[Snapshot]
+	// Identified: the client named itself as flagd's clients do (a
+	// provider id or a selector). Only these count in "seen by": a bare
+	// stream proves no provider behind it.
+	Identified bool
+	sent       atomic.Pointer[Snapshot]
 }
 
 // Wake is signalled whenever a newer snapshot is published.
@@ -89,13 +93,13 @@ func (s *Sub) Wake() <-chan struct{} { return s.wake }
 var ErrTooManyStreams = fmt.Errorf("too many open streams on this server")
 
 // Subscribe adds a stream; call the returned function when it ends.
-func (h *Hub) Subscribe(protocol, peer string) (*Sub, func(), error) {
+func (h *Hub) Subscribe(protocol, peer string, identified bool) (*Sub, func(), error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.limit > 0 && len(h.subs) >= h.limit {
 		return nil, nil, ErrTooManyStreams
 	}
-	s := &Sub{wake: make(chan struct{}, 1), Protocol: protocol, Peer: peer}
+	s := &Sub{wake: make(chan struct{}, 1), Protocol: protocol, Peer: peer, Identified: identified}
 	h.subs[s] = struct{}{}
 	return s, func() {
 		h.mu.Lock()

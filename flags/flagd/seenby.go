@@ -32,7 +32,8 @@ func (s *Server) clientInstance(sub *Sub) string {
 // acknowledge runs until ctx ends: every beat, and soon after a push, it
 // acknowledges for each stream the lever versions of the snapshot it was
 // last sent, so `stormctl status` counts flagd clients in "seen by" beside
-// the native providers.
+// the native providers. Streams that did not identify a provider are
+// served but not counted.
 func (s *Server) acknowledge(ctx context.Context) {
 	defer s.wg.Done()
 	keys := lever.NewKeys(s.opts.Namespace)
@@ -56,7 +57,7 @@ func (s *Server) acknowledge(ctx context.Context) {
 		now := time.Now()
 		for _, sub := range s.hub.Subs() {
 			snap := sub.sent.Load()
-			if snap == nil {
+			if snap == nil || !sub.Identified {
 				continue
 			}
 			actx, cancel := context.WithTimeout(ctx, time.Second)

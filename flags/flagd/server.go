@@ -20,12 +20,13 @@ import (
 	"github.com/stormctl/stormctl/flags"
 )
 
-// Default listen addresses: flagd's own default ports.
+// Default listen addresses: flagd's own default ports, on loopback only;
+// a pod serving other pods passes ":8015" and so on (docs/flagd.md).
 const (
-	DefaultEvalAddr       = ":8013"
-	DefaultManagementAddr = ":8014"
-	DefaultSyncAddr       = ":8015"
-	DefaultOFREPAddr      = ":8016"
+	DefaultEvalAddr       = "127.0.0.1:8013"
+	DefaultManagementAddr = "127.0.0.1:8014"
+	DefaultSyncAddr       = "127.0.0.1:8015"
+	DefaultOFREPAddr      = "127.0.0.1:8016"
 	DefaultMaxStreams     = 10000
 	DefaultStaleAfter     = 5 * time.Second
 	keepAliveEvery        = 20 * time.Second
@@ -50,6 +51,16 @@ type Options struct {
 	MaxStreams int
 	// WriteTimeout bounds one write to a client (DefaultWriteTimeout).
 	WriteTimeout time.Duration
+	// ReadTimeout bounds reading a request's headers on every listener,
+	// and its whole body on OFREP and management (DefaultReadTimeout).
+	ReadTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection idle this long
+	// (DefaultIdleTimeout).
+	IdleTimeout time.Duration
+	// MaxConns caps open connections on each of sync, evaluation and OFREP
+	// (DefaultMaxConns); management has its own cap. Clients past it wait
+	// in the kernel's accept queue.
+	MaxConns int
 	// InstanceID names the server's own reader in acknowledgements.
 	InstanceID string
 	Log        *slog.Logger
@@ -91,6 +102,15 @@ func Start(opts Options) (*Server, error) {
 	if opts.WriteTimeout <= 0 {
 		opts.WriteTimeout = DefaultWriteTimeout
 	}
+	if opts.ReadTimeout <= 0 {
+		opts.ReadTimeout = DefaultReadTimeout
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = DefaultMaxConns()
+	}
 	v, err := NewValidator()
 	if err != nil {
 		return nil, err
@@ -129,13 +149,9 @@ func Start(opts Options) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.ctx, s.cancel = ctx, cancel
-	for name, ln := range s.listeners {
-		srv := &http.Server{Handler: writeDeadlines(handlers[name], opts.WriteTimeout), ReadHeaderTimeout: 10 * time.Second, TLSConfig: tlsCfg.Clone(),
-			BaseContext: func(net.Listener) context.Context { return ctx }}
-		srv.Protocols = new(http.Protocols)
-		srv.Protocols.SetHTTP1(true)
-		srv.Protocols.SetHTTP2(true)
-		srv.Protocols.SetUnencryptedHTTP2(true) // gRPC clients speak h2c
+	for name, raw := range s.listeners {
+		srv, ln := s.listenerServer(ctx, name, raw, handlers[name])
+		srv.TLSConfig = tlsCfg.Clone()
 		s.servers = append(s.servers, srv)
 		s.wg.Add(1)
 		go func() {

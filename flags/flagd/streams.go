@@ -25,8 +25,10 @@ const (
 // eventStream follows the hub for one evaluation client: provider_ready
 // once a snapshot is loaded, then configuration_change naming the changed
 // flags after each push, and a keep-alive every 20s.
-func (s *Server) eventStream(ctx context.Context, protocol, peer string, send func(string, *structpb.Struct) error) error {
-	sub, done, err := s.hub.Subscribe(protocol, peer)
+func (s *Server) eventStream(ctx context.Context, protocol string, peer connect.Peer, h http.Header, send func(string, *structpb.Struct) error) error {
+	// flagd's RPC providers send their selector, when one is configured,
+	// as a header of the event stream; the request itself is empty.
+	sub, done, err := s.hub.Subscribe(protocol, peer.Addr, h.Get(SelectorHeader) != "")
 	if err != nil {
 		return connect.NewError(connect.CodeResourceExhausted, err)
 	}
@@ -110,7 +112,9 @@ func (y *syncService) SyncFlags(ctx context.Context, req *connect.Request[syncv1
 	if err != nil {
 		return err
 	}
-	sub, done, err := s.hub.Subscribe("sync", peerName(req.Msg.GetProviderId(), req.Peer().Addr))
+	//lint:ignore SA1019 older providers still send the selector in the request
+	identified := req.Msg.GetProviderId() != "" || req.Header().Get(SelectorHeader) != "" || req.Msg.GetSelector() != ""
+	sub, done, err := s.hub.Subscribe("sync", peerName(req.Msg.GetProviderId(), req.Peer().Addr), identified)
 	if err != nil {
 		return connect.NewError(connect.CodeResourceExhausted, err)
 	}

@@ -110,6 +110,14 @@ type Prometheus struct {
 	Headers         map[string]string `yaml:"headers"`
 	TLS             TLS               `yaml:"tls"`
 	Timeout         Duration          `yaml:"timeout"`
+	Limits          PrometheusLimits  `yaml:"limits"`
+}
+
+// PrometheusLimits bound what stormctl holds of one Prometheus answer; zero
+// takes the default (queries.DefaultMaxBytes, queries.DefaultMaxSeries).
+type PrometheusLimits struct {
+	MaxBytes  int64 `yaml:"max-bytes"`  // raw bytes of one answer
+	MaxSeries int   `yaml:"max-series"` // series, label values or names kept of one answer
 }
 
 // BasicAuth is a username and a password read from a file or an environment
