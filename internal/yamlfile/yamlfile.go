@@ -44,10 +44,19 @@ func (e *Error) Error() string {
 // Errors is a list of problems found in one or more files; it is itself an error.
 type Errors []*Error
 
+// MaxShown is how many problems Errors.Error lists before it counts the
+// rest: a hostile file can hold hundreds of thousands, and nobody reads
+// past the first few.
+const MaxShown = 20
+
 func (es Errors) Error() string {
-	lines := make([]string, len(es))
-	for i, e := range es {
+	n := min(len(es), MaxShown)
+	lines := make([]string, n, n+1)
+	for i, e := range es[:n] {
 		lines[i] = e.Error()
+	}
+	if rest := len(es) - n; rest > 0 {
+		lines = append(lines, fmt.Sprintf("... and %d more problems", rest))
 	}
 	return strings.Join(lines, "\n")
 }
@@ -142,6 +151,9 @@ func ParseLimited(file string, data []byte, lim Limits) (d *Doc, err error) {
 	}
 	return &Doc{File: file, file: f}, nil
 }
+
+// AST is the parsed file, for readers that walk it themselves.
+func (d *Doc) AST() *ast.File { return d.file }
 
 // Errorf returns an *Error positioned at the node at path (YAML path syntax,
 // e.g. "$.steps[2].query"). When the path is not found, the error carries the
