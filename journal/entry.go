@@ -98,6 +98,9 @@ type Evidence struct {
 	Query     string    `json:"query"`
 	Pack      string    `json:"pack,omitempty"`
 	Value     float64   `json:"value"`
+	// ValueText is "+Inf", "-Inf" or "NaN" when Prometheus answered one,
+	// which JSON cannot hold: Value is then ±MaxFloat64 (or 0 for NaN).
+	ValueText string    `json:"value_text,omitempty"`
 	Threshold string    `json:"threshold,omitempty"`
 	Status    string    `json:"status"`
 	Time      time.Time `json:"time"`
