@@ -11,6 +11,11 @@ import (
 	"github.com/stormctl/stormctl/queries"
 )
 
+// ForceEvidenceWait bounds how long --force waits for evidence it does not
+// need: the answer is journaled when it comes in time, and its absence is
+// said when it does not.
+const ForceEvidenceWait = 2 * time.Second
+
 // Evidence statuses besides the threshold statuses ok, warn and crit.
 const StatusNoData = "no data"
 
