@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"regexp"
 	"strconv"
@@ -46,7 +45,9 @@ func queryBackground(fd int, timeout time.Duration) (dark, ok bool) {
 		return false, false
 	}
 	defer term.Restore(fd, old) //nolint:errcheck
-	if _, err := fmt.Fprint(os.NewFile(uintptr(fd), "tty"), "\x1b]11;?\x1b\\\x1b[6n"); err != nil {
+	// unix.Write, not an *os.File: a second File on stdout's descriptor
+	// would close it when collected.
+	if _, err := unix.Write(fd, []byte("\x1b]11;?\x1b\\\x1b[6n")); err != nil {
 		return false, false
 	}
 	deadline := time.Now().Add(timeout)
