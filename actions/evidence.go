@@ -11,6 +11,11 @@ import (
 	"github.com/stormctl/stormctl/queries"
 )
 
+// ForceEvidenceWait bounds how long --force waits for evidence it does not
+// need: the answer is journaled when it comes in time, and its absence is
+// said when it does not.
+const ForceEvidenceWait = 2 * time.Second
+
 // Evidence statuses besides the threshold statuses ok, warn and crit.
 const StatusNoData = "no data"
 
@@ -49,18 +54,37 @@ func (q *QueryEvidence) Measure(ctx context.Context, id string, t Target) (journ
 	if res.Stale {
 		return ev, errors.New("only a stale result is available")
 	}
-	found := false
+	found, cur := false, 0.0
 	for _, s := range res.Series {
 		v := s.Value
-		if math.IsNaN(v) || math.IsInf(v, 0) {
+		if math.IsNaN(v) {
+			// No number from the server: no evidence either way.
+			if !found {
+				ev.ValueText = "NaN"
+			}
 			continue
 		}
+		// ±Inf is a value: +Inf amplification is the worst storm there is.
 		st := r.Threshold.Evaluate(v)
-		if !found || worse(r.Threshold, st, v, queries.Status(ev.Status), ev.Value) {
-			ev.Value, ev.Status, found = v, string(st), true
+		if !found || worse(r.Threshold, st, v, queries.Status(ev.Status), cur) {
+			cur, ev.Status, found = v, string(st), true
 		}
 	}
+	if found {
+		ev.Value, ev.ValueText = journalValue(cur)
+	}
 	return ev, nil
+}
+
+// journalValue is v as the journal can hold it: JSON has no infinities.
+func journalValue(v float64) (float64, string) {
+	switch {
+	case math.IsInf(v, 1):
+		return math.MaxFloat64, "+Inf"
+	case math.IsInf(v, -1):
+		return -math.MaxFloat64, "-Inf"
+	}
+	return v, ""
 }
 
 var severity = map[queries.Status]int{queries.OK: 0, queries.Warn: 1, queries.Crit: 2}
@@ -116,8 +140,13 @@ func (p PromLabels) LabelValues(ctx context.Context, label string) ([]string, er
 
 // describe is one evidence value in words, for guard details.
 func describe(ev journal.Evidence) string {
-	if ev.Status == StatusNoData {
+	switch {
+	case ev.Status == StatusNoData && ev.ValueText == "NaN":
+		return fmt.Sprintf("%s: %s", ev.Query, queries.NaNNoData)
+	case ev.Status == StatusNoData:
 		return fmt.Sprintf("%s: no data", ev.Query)
+	case ev.ValueText != "":
+		return fmt.Sprintf("%s %s (%s; %s)", ev.Query, ev.ValueText, ev.Status, ev.Threshold)
 	}
 	return fmt.Sprintf("%s %.3g (%s; %s)", ev.Query, ev.Value, ev.Status, ev.Threshold)
 }

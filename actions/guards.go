@@ -220,10 +220,21 @@ func (a *attempt) gatherEvidence(ctx context.Context) (verdict, error) {
 			jobs = append(jobs, job{t: t, i: i})
 		}
 	}
+	mctx := ctx
+	if a.spec.Force {
+		// --force acts without support anyway: a Prometheus that never
+		// answers must not hold the responder for the full query timeout.
+		var cancel context.CancelFunc
+		mctx, cancel = context.WithTimeout(ctx, ForceEvidenceWait)
+		defer cancel()
+	}
 	var wg sync.WaitGroup
 	for j := range jobs {
 		wg.Go(func() {
-			jobs[j].ev, jobs[j].err = a.s.Evidence.Measure(ctx, ids[jobs[j].i], jobs[j].t)
+			jobs[j].ev, jobs[j].err = a.s.Evidence.Measure(mctx, ids[jobs[j].i], jobs[j].t)
+			if jobs[j].err != nil && a.spec.Force && mctx.Err() != nil && ctx.Err() == nil {
+				jobs[j].err = fmt.Errorf("no answer within %s; --force does not wait longer", ForceEvidenceWait)
+			}
 			if jobs[j].ev.Query == "" {
 				jobs[j].ev.Query = ids[jobs[j].i]
 			}

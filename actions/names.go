@@ -17,6 +17,14 @@ import (
 // was not the live inventory.
 func (a *attempt) checkNames(ctx context.Context) (notes []string, v verdict, err error) {
 	var held map[NameRole][]string // names of the levers in Redis, read once if needed
+	ictx := ctx
+	if a.spec.Force {
+		// --force lets an unverifiable name through anyway: the inventory
+		// gets the same short wait as the evidence.
+		var cancel context.CancelFunc
+		ictx, cancel = context.WithTimeout(ctx, ForceEvidenceWait)
+		defer cancel()
+	}
 	for _, t := range a.targets {
 		for _, n := range []struct {
 			role NameRole
@@ -25,7 +33,7 @@ func (a *attempt) checkNames(ctx context.Context) (notes []string, v verdict, er
 			if n.name == "" {
 				continue
 			}
-			known, near, ierr := a.s.Inventory.Known(ctx, n.role, n.name)
+			known, near, ierr := a.s.Inventory.Known(ictx, n.role, n.name)
 			if known {
 				if ierr != nil {
 					notes = appendOnce(notes, fmt.Sprintf("%s %q known from cached label values (%v)", n.role, n.name, ierr))

@@ -37,21 +37,43 @@ func (s *Service) heldBy(ctx context.Context, id string) ([]lever.Lever, error) 
 	return nil, &NotFoundError{What: "action", ID: id, Detail: "it expired, was released, or never applied; see `stormctl action list --all`"}
 }
 
+// ChangeOptions are the answers of the person who releases or extends.
+type ChangeOptions struct {
+	// Confirm asks for confirmation as apply does: Yes (a script), else
+	// Service.Confirm (a terminal), else refused. Callers with a
+	// confirmation of their own (the dashboard) and automation leave it
+	// false.
+	Confirm, Yes bool
+	// Shorten lets extend move the expiry earlier (journaled with the
+	// outcome "shortened"); without it a shorter expiry is refused.
+	Shorten bool
+}
+
 // Release undoes action id: each of its levers is removed, or restored to
 // the lever it superseded if that has not expired. The actor's role must
 // allow the kind and a reason is required, as for apply. Releasing is never
-// rate limited or confirmed: it is the way back to normal.
+// rate limited: it is the way back to normal.
 func (s *Service) Release(ctx context.Context, id, actor, reason string) (*Result, error) {
-	return s.change(ctx, "release", id, actor, reason, 0)
+	return s.ReleaseWith(ctx, id, actor, reason, ChangeOptions{})
+}
+
+// ReleaseWith is Release with a person's options.
+func (s *Service) ReleaseWith(ctx context.Context, id, actor, reason string, o ChangeOptions) (*Result, error) {
+	return s.change(ctx, "release", id, actor, reason, 0, o)
 }
 
 // Extend sets the expiry of action id's levers to now + ttl, within the
-// kind's maximum TTL; a reason is required.
+// kind's maximum TTL and never earlier than it is; a reason is required.
 func (s *Service) Extend(ctx context.Context, id, actor, reason string, ttl time.Duration) (*Result, error) {
-	return s.change(ctx, "extend", id, actor, reason, ttl)
+	return s.ExtendWith(ctx, id, actor, reason, ttl, ChangeOptions{})
 }
 
-func (s *Service) change(ctx context.Context, op, id, actor, reason string, ttl time.Duration) (*Result, error) {
+// ExtendWith is Extend with a person's options.
+func (s *Service) ExtendWith(ctx context.Context, id, actor, reason string, ttl time.Duration, o ChangeOptions) (*Result, error) {
+	return s.change(ctx, "extend", id, actor, reason, ttl, o)
+}
+
+func (s *Service) change(ctx context.Context, op, id, actor, reason string, ttl time.Duration, o ChangeOptions) (*Result, error) {
 	levers, err := s.heldBy(ctx, id)
 	if err != nil {
 		return nil, err
@@ -76,7 +98,14 @@ func (s *Service) change(ctx context.Context, op, id, actor, reason string, ttl 
 		return pass("%q", reason), nil
 	}}}
 	if op == "extend" {
-		checks = append(checks, guard{GuardTTL, a.ttl})
+		checks = append(checks, guard{GuardTTL, a.ttl}, guard{GuardTTL, func(context.Context) (verdict, error) {
+			return s.neverShorter(levers, ttl, o.Shorten, id), nil
+		}})
+	}
+	if o.Confirm {
+		checks = append(checks, guard{GuardConfirmation, func(ctx context.Context) (verdict, error) {
+			return s.confirmChange(ctx, op, id, levers, ttl, o.Yes)
+		}})
 	}
 	for _, g := range checks {
 		v, _ := g.check(ctx)
@@ -105,4 +134,49 @@ func (s *Service) change(ctx context.Context, op, id, actor, reason string, ttl 
 		res.Targets = append(res.Targets, TargetResult{Target: l.Target, Before: &l, After: r.Lever, Version: r.Version, JournalEntry: r.Entry.ID})
 	}
 	return res, nil
+}
+
+// neverShorter refuses an extend that would move any lever's expiry
+// earlier, unless shorten says that is the point.
+func (s *Service) neverShorter(levers []lever.Lever, ttl time.Duration, shorten bool, id string) verdict {
+	exp := s.Clock.Now().Add(ttl)
+	for _, l := range levers {
+		if !exp.Before(l.ExpiresAt) {
+			continue
+		}
+		left := l.ExpiresAt.Sub(s.Clock.Now()).Round(time.Second)
+		if shorten {
+			return pass("shortened from %s left to %s, as asked (--shorten)", left, ttl)
+		}
+		return refuse(fmt.Sprintf("to end it sooner pass --shorten (journaled as shortened) or release it: stormctl action release %s", id),
+			"--ttl %s would shorten %s %s from %s left to %s; extend never shortens", ttl, l.Kind, l.Target, left, ttl)
+	}
+	return pass("expiry moves later")
+}
+
+// confirmChange asks, as apply does, before a release or an extend.
+func (s *Service) confirmChange(ctx context.Context, op, id string, levers []lever.Lever, ttl time.Duration, yes bool) (verdict, error) {
+	names := make([]string, len(levers))
+	for i, l := range levers {
+		names[i] = l.Target
+	}
+	want := strings.Join(names, ",")
+	switch {
+	case yes:
+		return pass("--yes"), nil
+	case s.Confirm == nil:
+		return refuse("pass --yes to confirm in a script", "no terminal to confirm on"), nil
+	}
+	what := fmt.Sprintf("Release %s=%s on %s (action %s)", levers[0].Kind, levers[0].Value, want, id)
+	if op == "extend" {
+		what = fmt.Sprintf("Set %s=%s on %s to expire in %s (action %s)", levers[0].Kind, levers[0].Value, want, ttl, id)
+	}
+	ok, err := s.Confirm.Confirm(ctx, fmt.Sprintf("%s? Type %q to confirm: ", what, want), want)
+	if err != nil {
+		return refuse("pass --yes to confirm in a script", "confirmation failed: %v", err), nil
+	}
+	if !ok {
+		return refuse("type the target exactly, or pass --yes", "the confirmation did not match %q", want), nil
+	}
+	return pass("typed %q", want), nil
 }

@@ -161,6 +161,8 @@ func (s *Store) update(ctx context.Context, verb string, c, next *lever.Lever, h
 		e.Outcome = "released"
 	case ev == journal.ActionReleased:
 		e.Outcome = "released; restored action " + next.ActionID
+	case next.ExpiresAt.Before(c.ExpiresAt):
+		e.Outcome = "shortened"
 	default:
 		e.Outcome = "extended"
 	}

@@ -9,8 +9,9 @@ import (
 	"fmt"
 	"html"
 	"io"
-	"os"
 	"time"
+
+	"github.com/stormctl/stormctl/internal/yamlfile"
 )
 
 // CheckpointVersion is the format version in the "checkpoint" field.
@@ -97,7 +98,10 @@ const reportCheckpointTag = `<pre class="mono" id="checkpoint">`
 // by `journal checkpoint`, or an export (jsonl, md, csv or html), whose last
 // checkpoint it takes.
 func ReadCheckpoint(path string) (Checkpoint, error) {
-	data, err := os.ReadFile(path)
+	// An export of a long journal may be larger than any config file.
+	lim := yamlfile.DefaultLimits()
+	lim.MaxBytes *= 16
+	data, err := yamlfile.ReadFile(path, lim)
 	if err != nil {
 		return Checkpoint{}, err
 	}

@@ -98,9 +98,12 @@ type Entry struct {
 // Evidence is one saved-query result that supported (or failed to support)
 // an action. Value must be finite: a query without data has Status "no data".
 type Evidence struct {
-	Query     string    `json:"query"`
-	Pack      string    `json:"pack,omitempty"`
-	Value     float64   `json:"value"`
+	Query string  `json:"query"`
+	Pack  string  `json:"pack,omitempty"`
+	Value float64 `json:"value"`
+	// ValueText is "+Inf", "-Inf" or "NaN" when Prometheus answered one,
+	// which JSON cannot hold: Value is then ±MaxFloat64 (or 0 for NaN).
+	ValueText string    `json:"value_text,omitempty"`
 	Threshold string    `json:"threshold,omitempty"`
 	Status    string    `json:"status"`
 	Time      time.Time `json:"time"`

@@ -60,7 +60,7 @@ func Load(cat *queries.Catalog, dirs ...string) (*Set, error) {
 			continue
 		}
 		for _, f := range files {
-			data, err := os.ReadFile(f)
+			data, err := yamlfile.ReadFile(f, yamlfile.DefaultLimits())
 			if err != nil {
 				errs = append(errs, &yamlfile.Error{File: f, Msg: err.Error()})
 				continue
@@ -150,13 +150,16 @@ func (p *Playbook) Raw() ([]byte, error) {
 	if name, ok := strings.CutPrefix(p.Source, "builtin:"); ok && p.Builtin {
 		return builtinFS.ReadFile(path.Join("builtin", name))
 	}
-	return os.ReadFile(p.Source)
+	return yamlfile.ReadFile(p.Source, yamlfile.DefaultLimits())
 }
 
 // ParseFile reads and validates one playbook file, as `playbook validate` does.
 func ParseFile(file string, cat *queries.Catalog) (*Playbook, error) {
-	data, err := os.ReadFile(file)
+	data, err := yamlfile.ReadFile(file, yamlfile.DefaultLimits())
 	if err != nil {
+		if ye, ok := err.(*yamlfile.Error); ok {
+			return nil, yamlfile.Errors{ye}
+		}
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
 			err = pe.Err

@@ -43,8 +43,11 @@ func ReadFiles(args []string) ([]Input, error) {
 				file = a[:i]
 			}
 		}
-		data, err := os.ReadFile(file)
+		data, err := yamlfile.ReadFile(file, yamlfile.DefaultLimits())
 		if err != nil {
+			if yamlfile.IsLimit(err) {
+				return nil, err
+			}
 			return nil, fmt.Errorf("policy: %w", err)
 		}
 		out = append(out, Input{Name: a, Data: data})

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/parser"
 
 	"github.com/stormctl/stormctl/internal/suggest"
 	"github.com/stormctl/stormctl/internal/yamlfile"
@@ -46,21 +45,17 @@ func parseDoc(file string, data []byte, loose bool) (d *doc, err yamlfile.Errors
 			d, err = nil, yamlfile.Errors{{File: clean(file), Msg: clean(fmt.Sprintf("malformed YAML: %v", r))}}
 		}
 	}()
-	f, perr := parser.ParseBytes(data, 0)
+	// The bounded reader: limits are checked before the parser runs.
+	yd, perr := yamlfile.Parse(file, data)
 	if perr != nil {
-		_, err := yamlfile.Parse(file, data)
-		var e *yamlfile.Error
-		if err == nil {
+		e, ok := perr.(*yamlfile.Error)
+		if !ok {
 			e = &yamlfile.Error{File: file, Msg: perr.Error()}
-		} else if ye, ok := err.(*yamlfile.Error); ok {
-			e = ye
-		} else {
-			e = &yamlfile.Error{File: file, Msg: err.Error()}
 		}
 		e.File, e.Msg = clean(e.File), clean(e.Msg)
 		return nil, yamlfile.Errors{e}
 	}
-	for _, dn := range f.Docs {
+	for _, dn := range yd.AST().Docs {
 		if dn == nil || dn.Body == nil {
 			continue
 		}

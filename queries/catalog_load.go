@@ -154,7 +154,7 @@ func dirSources(dir string) ([]source, error) {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
-		data, err := os.ReadFile(p)
+		data, err := yamlfile.ReadFile(p, yamlfile.DefaultLimits())
 		if err != nil {
 			return nil, err
 		}

@@ -37,8 +37,14 @@ type Threshold struct {
 	For        time.Duration
 }
 
-// Evaluate returns the status of v. NaN (for example 0/0 when a service had
-// no traffic) is OK: no evidence of a problem.
+// NaNNoData is what a NaN value means wherever one is shown: Prometheus
+// answered, but with no number (0/0 when a service had no traffic).
+const NaNNoData = "no data: NaN from the server"
+
+// Evaluate returns the status of v. ±Inf are numbers like any other: +Inf
+// is the worst value when high is bad (past every limit: crit) and the
+// best when low is bad, -Inf the other way round. NaN is no data, which is
+// no evidence of a problem: OK here, shown as NaNNoData by callers.
 func (t Threshold) Evaluate(v float64) Status {
 	if math.IsNaN(v) {
 		return OK

@@ -65,3 +65,38 @@ func TestThresholdJSON(t *testing.T) {
 		t.Errorf("JSON = %s", got)
 	}
 }
+
+// TestThresholdInfinities: in each direction the bad infinity is crit and
+// ranks worst of all, the good one is ok and ranks best of the values, and
+// NaN is no data (severity 0, below every value).
+func TestThresholdInfinities(t *testing.T) {
+	above := Threshold{Warn: f64(1.2), Crit: f64(1.3), Direction: Above}
+	below := Threshold{Warn: f64(0.5), Crit: f64(0.2), Direction: Below}
+	for _, c := range []struct {
+		name        string
+		t           Threshold
+		worst, best float64
+		middle      float64 // a finite crit value
+	}{
+		{"above", above, math.Inf(1), math.Inf(-1), 7},
+		{"below", below, math.Inf(-1), math.Inf(1), 0.01},
+	} {
+		if got := c.t.Evaluate(c.worst); got != Crit {
+			t.Errorf("%s: Evaluate(%g) = %s, want crit", c.name, c.worst, got)
+		}
+		if got := c.t.Evaluate(c.best); got != OK {
+			t.Errorf("%s: Evaluate(%g) = %s, want ok", c.name, c.best, got)
+		}
+		if !c.t.Worse(c.worst, c.middle) || c.t.Worse(c.middle, c.worst) {
+			t.Errorf("%s: %g must rank before %g", c.name, c.worst, c.middle)
+		}
+		if !c.t.Worse(c.best, math.NaN()) || c.t.Severity(math.NaN()) != 0 {
+			t.Errorf("%s: NaN must rank after every value, even %g", c.name, c.best)
+		}
+		ss := []Series{{Value: math.NaN()}, {Value: c.best}, {Value: c.middle}, {Value: c.worst}}
+		SortWorst(c.t, ss)
+		if ss[0].Value != c.worst || ss[1].Value != c.middle || ss[2].Value != c.best || !math.IsNaN(ss[3].Value) {
+			t.Errorf("%s: SortWorst = %v", c.name, ss)
+		}
+	}
+}

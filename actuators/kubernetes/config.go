@@ -9,7 +9,6 @@ package kubernetes
 import (
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 
@@ -49,7 +48,7 @@ var DefaultLabelKeys = []string{"app.kubernetes.io/name", "app"}
 
 // LoadMapping reads and checks a mapping file; problems name file:line:col.
 func LoadMapping(path string) (Mapping, error) {
-	data, err := os.ReadFile(path)
+	data, err := yamlfile.ReadFile(path, yamlfile.DefaultLimits())
 	if err != nil {
 		return Mapping{}, fmt.Errorf("kubernetes mapping: %w", err)
 	}

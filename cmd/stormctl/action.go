@@ -171,13 +171,13 @@ func newActionReleaseCmd(f *Factory) *cobra.Command {
 		Use:   "release ACTION-ID --reason R",
 		Short: "Undo an action: remove its levers, or restore the levers it superseded",
 		Long: `Undo an action: remove its levers, or restore the levers it superseded. A reason
-is required, as for apply. Releasing asks for no confirmation (it is the way back
-to normal); --yes is accepted so that a runbook step reads like apply's.`,
+is required, as for apply, and so is a confirmation: type the target on a
+terminal, or pass --yes in a script.`,
 		Example: `  stormctl action release 01JD5Q... --reason "p99 back under the timeout" --yes`,
 		Args:    usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runChange(cmd.Context(), f, func(s *actions.Service, actor string) (*actions.Result, error) {
-				return s.Release(cmd.Context(), args[0], actor, o.reason)
+				return s.ReleaseWith(cmd.Context(), args[0], actor, o.reason, actions.ChangeOptions{Confirm: true, Yes: o.yes})
 			})
 		},
 	}
@@ -188,12 +188,15 @@ to normal); --yes is accepted so that a runbook step reads like apply's.`,
 func newActionExtendCmd(f *Factory) *cobra.Command {
 	o := &changeOptions{}
 	var ttl time.Duration
+	var shorten bool
 	cmd := &cobra.Command{
 		Use:   "extend ACTION-ID --ttl D --reason R",
-		Short: "Move an action's expiry to now + TTL (at most the kind's maximum)",
-		Long: `Move an action's expiry to now + TTL, at most the kind's maximum. A reason is
-required, as for apply; --yes is accepted for scripts (extend asks for no
-confirmation).`,
+		Short: "Move an action's expiry later, to now + TTL (at most the kind's maximum)",
+		Long: `Move an action's expiry later, to now + TTL, at most the kind's maximum. Extend
+never shortens: a TTL shorter than the time left is refused unless --shorten
+says that is the point (journaled with the outcome "shortened"). A reason is
+required, as for apply, and so is a confirmation: type the target on a
+terminal, or pass --yes in a script.`,
 		Example: `  stormctl action extend 01JD5Q... --ttl 20m --reason "gateway still slow" --yes`,
 		Args:    usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -201,11 +204,12 @@ confirmation).`,
 				return exit.NewUsage(errors.New("--ttl is required: the new time left, from now"))
 			}
 			return runChange(cmd.Context(), f, func(s *actions.Service, actor string) (*actions.Result, error) {
-				return s.Extend(cmd.Context(), args[0], actor, o.reason, ttl)
+				return s.ExtendWith(cmd.Context(), args[0], actor, o.reason, ttl, actions.ChangeOptions{Confirm: true, Yes: o.yes, Shorten: shorten})
 			})
 		},
 	}
 	cmd.Flags().DurationVar(&ttl, "ttl", 0, "time left from now (required)")
+	cmd.Flags().BoolVar(&shorten, "shorten", false, "allow a TTL shorter than the time left: end the action sooner")
 	o.bind(cmd, "extended")
 	return cmd
 }
@@ -218,7 +222,7 @@ type changeOptions struct {
 
 func (o *changeOptions) bind(cmd *cobra.Command, done string) {
 	cmd.Flags().StringVar(&o.reason, "reason", "", "why it is "+done+" (required)")
-	cmd.Flags().BoolVar(&o.yes, "yes", false, "accepted for scripts, as for apply: "+cmd.Name()+" asks for no confirmation")
+	cmd.Flags().BoolVar(&o.yes, "yes", false, "confirm without typing the target (scripts), as for apply")
 }
 
 func runChange(ctx context.Context, f *Factory, do func(*actions.Service, string) (*actions.Result, error)) error {

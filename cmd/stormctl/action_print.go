@@ -106,6 +106,10 @@ func evidenceText(evs []journal.Evidence) string {
 			parts = append(parts, ev.Query+" no data")
 			continue
 		}
+		if ev.ValueText != "" {
+			parts = append(parts, fmt.Sprintf("%s %s %s", ev.Query, ev.ValueText, ev.Status))
+			continue
+		}
 		parts = append(parts, fmt.Sprintf("%s %.3g %s", ev.Query, ev.Value, ev.Status))
 	}
 	return strings.Join(parts, ", ")

@@ -123,7 +123,7 @@ func TestActionExitCodes(t *testing.T) {
 	}
 	// ... unless superseding; releasing bob's action restores alice's.
 	res, _ = e.expect(exit.OK, "bob", append([]string{"retries", "cap", "2", "checkout->payments", "--supersede", "-o", "json"}, applyArgs...)...)
-	e.expect(exit.OK, "bob", "action", "release", res["action_id"].(string), "--reason", "cap was not enough")
+	e.expect(exit.OK, "bob", "action", "release", res["action_id"].(string), "--reason", "cap was not enough", "--yes")
 	status, _ := e.expect(exit.OK, "alice", "status", "-o", "json")
 	if lv := status["levers"].([]any); len(lv) != 1 || lv[0].(map[string]any)["action_id"] != id {
 		t.Fatalf("after releasing the superseding action: %v", status)

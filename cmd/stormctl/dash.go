@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"time"
 
@@ -160,6 +161,9 @@ func runDash(ctx context.Context, f *Factory, o *dashOptions, extra *dashExtra) 
 	}
 	if extra != nil {
 		opts.Clock = extra.clock
+	}
+	if out, ok := f.IO.RawOut().(*os.File); ok {
+		askTerminal(out, f.IO.IsStdoutTTY())
 	}
 	m := tui.New(ctx, deps, opts)
 	prog = tea.NewProgram(m, tea.WithAltScreen(), tea.WithInput(f.IO.In), tea.WithOutput(f.IO.RawOut()), tea.WithContext(ctx))

@@ -88,7 +88,7 @@ func TestDashboardEndToEnd(t *testing.T) {
 	if err := os.WriteFile(scFile, []byte(scenario), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"STORMCTL_CONFIG=" + filepath.Join(dir, "none.yaml"), "STORMCTL_ACTOR=e2e", "XDG_STATE_HOME=" + dir, "NO_COLOR=1"}
+	env := []string{"STORMCTL_CONFIG=" + os.DevNull, "STORMCTL_ACTOR=e2e", "XDG_STATE_HOME=" + dir, "NO_COLOR=1"}
 	s := &tmuxSession{t: t, socket: fmt.Sprintf("stormctl-e2e-%d", os.Getpid())}
 	t.Cleanup(func() { _, _ = s.tmux("kill-server") })
 	cmd := fmt.Sprintf("env %s %s demo --scenario %s --redis-url %s --refresh 2s 2>%s",

@@ -30,7 +30,7 @@ func TestDashboardFleetEndToEnd(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
-	env := []string{"STORMCTL_CONFIG=" + filepath.Join(dir, "none.yaml"), "STORMCTL_ACTOR=e2e", "NO_COLOR=1",
+	env := []string{"STORMCTL_CONFIG=" + os.DevNull, "STORMCTL_ACTOR=e2e", "NO_COLOR=1",
 		"STORMCTL_PROMETHEUS_URL=" + prom.URL, "STORMCTL_REDIS_URL=redis://127.0.0.1:1"}
 	s := &tmuxSession{t: t, socket: fmt.Sprintf("stormctl-fleet-%d", os.Getpid())}
 	t.Cleanup(func() { _, _ = s.tmux("kill-server") })

@@ -89,7 +89,7 @@ func TestDemoTimelineHostileTextInTmux(t *testing.T) {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	errFile := filepath.Join(dir, "demo.err")
-	env := []string{"STORMCTL_CONFIG=" + filepath.Join(dir, "none.yaml"), "STORMCTL_ACTOR=e2e", "XDG_STATE_HOME=" + dir}
+	env := []string{"STORMCTL_CONFIG=" + os.DevNull, "STORMCTL_ACTOR=e2e", "XDG_STATE_HOME=" + dir}
 	s := &tmuxSession{t: t, socket: fmt.Sprintf("stormctl-demo-hostile-%d", os.Getpid())}
 	t.Cleanup(func() { _, _ = s.tmux("kill-server") })
 	// The pane outlives the demo, so that its last output can be read.

@@ -101,7 +101,7 @@ func TestRetriesOffReachesTheMiddleware(t *testing.T) {
 	}
 
 	io, _, _, errOut = iostreams.Test()
-	if code := Main([]string{"action", "release", applied.ActionID, "--reason", "gateway recovered"}, io); code != 0 {
+	if code := Main([]string{"action", "release", applied.ActionID, "--reason", "gateway recovered", "--yes"}, io); code != 0 {
 		t.Fatalf("release: exit %d\n%s", code, errOut)
 	}
 	waitRetries(true)

@@ -202,7 +202,7 @@ func TestFlagdServeMovesGoFlagdProviders(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	stormctl(t, "action", "release", id, "--reason", "gateway recovered")
+	stormctl(t, "action", "release", id, "--reason", "gateway recovered", "--yes")
 	wait("retries back after release", func(c openfeature.IClient) bool { return retries(c, "checkout", "payments") })
 
 	stormctl(t, "shed", "checkout", "30", "--ttl", "10m", "--reason", "pool full", "--force", "--yes")

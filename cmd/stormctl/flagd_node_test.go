@@ -167,7 +167,7 @@ func TestFlagdServeMovesNodeServices(t *testing.T) {
 			t.Errorf("node %s: variant %q, want off (%+v)", c.mode, a.Variant, a)
 		}
 	}
-	stormctl(t, "action", "release", id, "--reason", "gateway recovered")
+	stormctl(t, "action", "release", id, "--reason", "gateway recovered", "--yes")
 	wait("retries back after release", func(c *nodeClient) bool { return retries(c, "checkout", "payments") })
 
 	stormctl(t, "shed", "checkout", "30", "--ttl", "10m", "--reason", "pool full", "--force", "--yes")

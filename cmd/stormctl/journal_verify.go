@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,6 +12,10 @@ import (
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/internal/output"
 	"github.com/stormctl/stormctl/journal"
+
+	"github.com/stormctl/stormctl/internal/yamlfile"
+
+	"bytes"
 )
 
 type journalVerifyOptions struct {
@@ -214,12 +217,11 @@ func loadAllowedSigners(path string) (*journal.AllowedSigners, error) {
 	if path == "" {
 		return nil, nil
 	}
-	fh, err := os.Open(path)
+	data, err := yamlfile.ReadFile(path, yamlfile.DefaultLimits())
 	if err != nil {
 		return nil, exit.NewUsage(err)
 	}
-	defer fh.Close()
-	a, err := journal.ParseAllowedSigners(fh, path)
+	a, err := journal.ParseAllowedSigners(bytes.NewReader(data), path)
 	if err != nil {
 		return nil, exit.NewUsage(err)
 	}

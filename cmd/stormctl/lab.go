@@ -17,6 +17,8 @@ import (
 	"github.com/stormctl/stormctl/lab"
 	"github.com/stormctl/stormctl/lab/promapi"
 	"github.com/stormctl/stormctl/lab/sim"
+
+	"github.com/stormctl/stormctl/internal/yamlfile"
 )
 
 func newLabCmd(f *Factory) *cobra.Command {
@@ -137,7 +139,7 @@ func runLab(ctx context.Context, f *Factory, o *labRunOptions) error {
 	}
 	var events []sim.LeverEvent
 	if o.events != "" {
-		data, err := os.ReadFile(o.events)
+		data, err := yamlfile.ReadFile(o.events, yamlfile.DefaultLimits())
 		if err != nil {
 			return exit.NewUsage(err)
 		}

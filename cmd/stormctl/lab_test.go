@@ -22,7 +22,7 @@ import (
 // and a lever pulled there with the ordinary shortcut changes the running
 // simulation within a couple of scrape intervals.
 func TestLabServeAnotherTerminal(t *testing.T) {
-	t.Setenv("STORMCTL_CONFIG", filepath.Join(t.TempDir(), "none.yaml"))
+	t.Setenv("STORMCTL_CONFIG", os.DevNull) // no config file
 	t.Setenv("STORMCTL_JOURNAL_PENDING", filepath.Join(t.TempDir(), "pending.jsonl"))
 	errR, errW := io.Pipe()
 	var out bytes.Buffer

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +14,7 @@ import (
 // run executes stormctl in-process with captured streams and no config file.
 func run(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	t.Setenv("STORMCTL_CONFIG", t.TempDir()+"/none.yaml")
+	t.Setenv("STORMCTL_CONFIG", os.DevNull) // no config file
 	io, _, out, errOut := iostreams.Test()
 	code = Main(args, io)
 	return code, out.String(), errOut.String()

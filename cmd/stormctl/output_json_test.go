@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -37,7 +36,7 @@ func leafCommands(skip func(name string) bool) [][]string {
 // Every command refuses an unknown -o with exit 2 before doing anything,
 // even those that print no result.
 func TestUnknownOutputFormatExits2(t *testing.T) {
-	t.Setenv("STORMCTL_CONFIG", filepath.Join(t.TempDir(), "none.yaml"))
+	t.Setenv("STORMCTL_CONFIG", os.DevNull) // no config file
 	t.Setenv("STORMCTL_REDIS_URL", "redis://127.0.0.1:1")
 	t.Setenv("STORMCTL_PROMETHEUS_URL", "http://127.0.0.1:1")
 	leaves := leafCommands(nil)
@@ -138,7 +137,7 @@ func TestJournalTailJSONLines(t *testing.T) {
 // Every command run with -o json prints one JSON document on stdout, even
 // when it fails before doing anything (here: no servers, no arguments).
 func TestEveryCommandPrintsJSON(t *testing.T) {
-	t.Setenv("STORMCTL_CONFIG", filepath.Join(t.TempDir(), "none.yaml"))
+	t.Setenv("STORMCTL_CONFIG", os.DevNull) // no config file
 	t.Setenv("STORMCTL_REDIS_URL", "redis://127.0.0.1:1")
 	t.Setenv("STORMCTL_PROMETHEUS_URL", "http://127.0.0.1:1")
 	t.Setenv("STORMCTL_ACTOR", "alice")
@@ -162,7 +161,7 @@ func TestEveryCommandPrintsJSON(t *testing.T) {
 // A journal tail that fails prints its error as one JSON line, so the
 // output stays JSON Lines.
 func TestJournalTailFailureIsOneJSONLine(t *testing.T) {
-	t.Setenv("STORMCTL_CONFIG", filepath.Join(t.TempDir(), "none.yaml"))
+	t.Setenv("STORMCTL_CONFIG", os.DevNull) // no config file
 	t.Setenv("STORMCTL_REDIS_URL", "redis://127.0.0.1:1")
 	io, _, out, _ := iostreams.Test()
 	if code := Main([]string{"journal", "tail", "-o", "json"}, io); code != exit.Error {

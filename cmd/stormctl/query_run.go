@@ -19,7 +19,7 @@ import (
 // Statuses a series can have beyond the threshold's ok/warn/crit.
 const (
 	statusNoData = "no_data"
-	statusNaN    = "nan" // 0/0: e.g. no requests in the window
+	statusNaN    = "nan" // queries.NaNNoData: e.g. 0/0, no requests in the window
 )
 
 type pointJSON struct {
@@ -128,7 +128,7 @@ func toResult(r *queries.Rendered, res queries.Result) resultJSON {
 			v = s.Points[len(s.Points)-1].V
 		}
 		sj.Value, sj.ValueText = finite(v)
-		if sj.Value == nil {
+		if math.IsNaN(v) {
 			sj.Status = statusNaN
 		} else {
 			sj.Status = string(r.Threshold.Evaluate(v))
@@ -195,6 +195,9 @@ func printResults(f *Factory, results []resultJSON, single bool) error {
 					status += " (held " + s.Held + " for " + r.Threshold.For + ")"
 				}
 				t.Row(r.ID, output.Printable(seriesName(s.Labels)), val, status, r.Unit)
+				if s.Status == statusNaN {
+					notes = append(notes, fmt.Sprintf("%s %s: %s", r.ID, output.Printable(seriesName(s.Labels)), queries.NaNNoData))
+				}
 			}
 		}
 		if err := t.Flush(); err != nil {

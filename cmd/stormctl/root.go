@@ -74,13 +74,17 @@ func newFactory(io *iostreams.IOStreams, getenv func(string) string) *Factory {
 // Config loads the config file and resolves the context once per run.
 func (f *Factory) Config() (*config.Resolved, error) {
 	f.cfgOnce.Do(func() {
-		path := f.flags.configPath
+		path, named := f.flags.configPath, "--config"
+		if path == "" {
+			path, named = f.getenv(config.EnvConfig), config.EnvConfig
+		}
 		if path == "" {
 			path = config.DefaultPath()
 		} else if _, err := os.Stat(path); err != nil {
 			// Only the default file may be absent: a file named on the
-			// command line that is not there is a mistake to report.
-			f.cfgErr = exit.NewUsage(fmt.Errorf("--config %s: %w", path, err))
+			// command line or in the environment that is not there is a
+			// mistake to report, not a reason to act without its policy.
+			f.cfgErr = exit.NewUsage(fmt.Errorf("%s %s: %w", named, path, err))
 			return
 		}
 		file, err := config.Load(path)

@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,7 +23,7 @@ import (
 // stderr and the exit code.
 func runCLI(t *testing.T, env map[string]string, args ...string) (string, string, int) {
 	t.Helper()
-	t.Setenv("STORMCTL_CONFIG", filepath.Join(t.TempDir(), "none.yaml"))
+	t.Setenv("STORMCTL_CONFIG", os.DevNull) // no config file
 	t.Setenv("STORMCTL_ACTOR", "alice")
 	for k, v := range env {
 		t.Setenv(k, v)

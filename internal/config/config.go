@@ -193,7 +193,7 @@ func Load(path string) (*File, error) {
 	if path == "" {
 		return f, nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := yamlfile.ReadFile(path, yamlfile.DefaultLimits())
 	if errors.Is(err, fs.ErrNotExist) {
 		return f, nil
 	}

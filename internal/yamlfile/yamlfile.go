@@ -3,6 +3,7 @@
 package yamlfile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -20,6 +21,8 @@ type Error struct {
 	Col  int    `json:"col,omitempty"`
 	Msg  string `json:"message"`
 	Fix  string `json:"fix,omitempty"`
+	// Limit marks an input that crossed one of the Limits.
+	Limit bool `json:"limit,omitempty"`
 }
 
 func (e *Error) Error() string {
@@ -41,10 +44,19 @@ func (e *Error) Error() string {
 // Errors is a list of problems found in one or more files; it is itself an error.
 type Errors []*Error
 
+// MaxShown is how many problems Errors.Error lists before it counts the
+// rest: a hostile file can hold hundreds of thousands, and nobody reads
+// past the first few.
+const MaxShown = 20
+
 func (es Errors) Error() string {
-	lines := make([]string, len(es))
-	for i, e := range es {
+	n := min(len(es), MaxShown)
+	lines := make([]string, n, n+1)
+	for i, e := range es[:n] {
 		lines[i] = e.Error()
+	}
+	if rest := len(es) - n; rest > 0 {
+		lines = append(lines, fmt.Sprintf("... and %d more problems", rest))
 	}
 	return strings.Join(lines, "\n")
 }
@@ -58,17 +70,32 @@ func (es Errors) Err() error {
 }
 
 // Decode parses data strictly into v: unknown fields and duplicate keys are
-// errors. The error, if any, is an *Error naming file:line:col.
-func Decode(file string, data []byte, v any) (err error) {
+// errors. The data is held to DefaultLimits first. The error, if any, is an
+// *Error naming file:line:col.
+func Decode(file string, data []byte, v any) error {
+	d, err := Parse(file, data)
+	if err != nil {
+		return err
+	}
+	return d.Decode(v)
+}
+
+// Decode decodes the document's first YAML document strictly into v, as
+// the package function Decode does, without parsing the file again.
+func (d *Doc) Decode(v any) (err error) {
 	// The YAML library panics on some malformed input (e.g. `a: ! {0}`);
 	// user input must get an error, never a crash.
 	defer func() {
 		if r := recover(); r != nil {
-			err = &Error{File: file, Msg: fmt.Sprintf("malformed YAML: %v", r)}
+			err = &Error{File: d.File, Msg: fmt.Sprintf("malformed YAML: %v", r)}
 		}
 	}()
-	if err := yaml.UnmarshalWithOptions(data, v, yaml.DisallowUnknownField()); err != nil {
-		return wrap(file, err)
+	if len(d.file.Docs) == 0 || d.file.Docs[0] == nil || d.file.Docs[0].Body == nil {
+		return nil
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(nil), yaml.DisallowUnknownField())
+	if err := dec.DecodeFromNode(d.file.Docs[0].Body, v); err != nil {
+		return wrap(d.File, err)
 	}
 	return nil
 }
@@ -98,8 +125,18 @@ type Doc struct {
 	file *ast.File
 }
 
-// Parse parses data for position look-ups. A syntax error is returned as an *Error.
-func Parse(file string, data []byte) (d *Doc, err error) {
+// Parse parses data for position look-ups and decoding, within
+// DefaultLimits. A syntax error or a crossed limit is returned as an *Error.
+func Parse(file string, data []byte) (*Doc, error) {
+	return ParseLimited(file, data, DefaultLimits())
+}
+
+// ParseLimited is Parse within lim: the bytes are checked before the YAML
+// library sees them, and aliases before anything expands them.
+func ParseLimited(file string, data []byte, lim Limits) (d *Doc, err error) {
+	if err := Check(file, data, lim); err != nil {
+		return nil, err
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			d, err = nil, &Error{File: file, Msg: fmt.Sprintf("malformed YAML: %v", r)}
@@ -109,8 +146,14 @@ func Parse(file string, data []byte) (d *Doc, err error) {
 	if err != nil {
 		return nil, wrap(file, err)
 	}
+	if e := expansion(file, f, lim); e != nil {
+		return nil, e
+	}
 	return &Doc{File: file, file: f}, nil
 }
+
+// AST is the parsed file, for readers that walk it themselves.
+func (d *Doc) AST() *ast.File { return d.file }
 
 // Errorf returns an *Error positioned at the node at path (YAML path syntax,
 // e.g. "$.steps[2].query"). When the path is not found, the error carries the

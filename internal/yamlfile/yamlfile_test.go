@@ -2,6 +2,7 @@ package yamlfile
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -70,4 +71,16 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestErrorsFlood(t *testing.T) {
+	var es Errors
+	for i := 1; i <= 1000; i++ {
+		es = append(es, &Error{File: "f.yaml", Line: i, Col: 1, Msg: "unknown field"})
+	}
+	got := es.Error()
+	lines := strings.Split(got, "\n")
+	if len(lines) != MaxShown+1 || lines[MaxShown] != "... and 980 more problems" || lines[0] != "f.yaml:1:1: unknown field" {
+		t.Fatalf("got %d lines, last %q", len(lines), lines[len(lines)-1])
+	}
 }

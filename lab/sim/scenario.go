@@ -4,7 +4,6 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -308,7 +307,7 @@ func Builtins() ([]*Scenario, error) {
 // when name ends in .yaml or .yml.
 func Find(name string) (*Scenario, error) {
 	if ext := filepath.Ext(name); ext == ".yaml" || ext == ".yml" {
-		data, err := os.ReadFile(name)
+		data, err := yamlfile.ReadFile(name, yamlfile.DefaultLimits())
 		if err != nil {
 			return nil, fmt.Errorf("scenario: %w", err)
 		}
