@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -25,6 +26,8 @@ type Store struct {
 
 	// signer signs every entry this store writes; nil writes unsigned.
 	signer journal.Signer
+	// dur is how lever writes are confirmed on replicas (WAIT).
+	dur durability
 
 	mu   sync.Mutex
 	head string // last journal head seen, a hint that saves a read
@@ -49,6 +52,12 @@ func Open(ctx context.Context, cfg config.Redis, getenv func(string) string) (*S
 		return nil, err
 	}
 	s := &Store{client: redis.NewUniversalClient(ep.opts), keys: NewKeys(cfg.Namespace), ep: ep}
+	s.dur.expect = strings.HasSuffix(ep.scheme, "+sentinel")
+	wanted := DefaultWaitReplicas
+	if cfg.WaitReplicas != nil {
+		wanted = *cfg.WaitReplicas
+	}
+	s.SetWait(wanted, time.Duration(cfg.WaitTimeout))
 	if err := s.whoami(ctx); err != nil {
 		s.client.Close()
 		return nil, err
@@ -60,6 +69,7 @@ func Open(ctx context.Context, cfg config.Redis, getenv func(string) string) (*S
 // embedded server, and asks it who we are.
 func NewStore(ctx context.Context, client redis.UniversalClient, namespace string) (*Store, error) {
 	s := &Store{client: client, keys: NewKeys(namespace), ep: &endpoint{display: clientAddr(client)}}
+	s.SetWait(DefaultWaitReplicas, DefaultWaitTimeout)
 	if err := s.whoami(ctx); err != nil {
 		return nil, err
 	}

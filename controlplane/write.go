@@ -65,6 +65,9 @@ type Result struct {
 	Replayed bool `json:"replayed,omitempty"`
 	// RequestHash is the ApplyRequest's, stored with the idempotency key.
 	RequestHash string `json:"request_hash,omitempty"`
+	// Replication says whether replicas confirmed the write (WAIT); nil
+	// on a replay, which wrote nothing.
+	Replication *Replication `json:"replication,omitempty"`
 }
 
 // Apply writes a lever if its version is still Expected. A version that
@@ -217,13 +220,14 @@ func (s *Store) commit(ctx context.Context, w write) (Result, error) {
 		}
 		args := append([]any{member, w.expected, head, stored, sealed.Hash, op, leverJSON, expiry, changeJSON,
 			k.Changes(), first, idempotencyTTL.Milliseconds(), w.mode}, charge...)
-		reply, err := writeScript.Run(ctx, s.client, keys, args...).StringSlice()
+		reply, rep, err := s.runConfirmed(ctx, writeScript, keys, args)
 		if err != nil {
 			return Result{}, s.classify(w.op, err, true)
 		}
 		switch reply[0] {
 		case "ok":
 			s.setHead(sealed.Hash)
+			res.Replication = rep
 			return res, nil
 		case "replay":
 			var prior Result

@@ -33,6 +33,9 @@ type statusOutput struct {
 	// Actuators are the reports of running actuators with their problems
 	// ("forbidden: patch hpa/checkout in shop").
 	Actuators []controlplane.ComponentStatus `json:"actuators,omitempty"`
+	// Replication is the primary's replicas, their lag and the settings
+	// that bound what a failover can lose; absent when INFO is refused.
+	Replication *controlplane.ReplicationInfo `json:"replication,omitempty"`
 }
 
 func newStatusCmd(f *Factory) *cobra.Command {
@@ -73,6 +76,9 @@ func runStatus(ctx context.Context, f *Factory, now func() time.Time) error {
 		return err
 	}
 	out := statusOutput{Server: s.String(), RedisUser: user, Instances: live, Levers: []statusLever{}, Actuators: actuators}
+	if rep, err := s.Replication(ctx); err == nil {
+		out.Replication = &rep
+	}
 	t := now()
 	for _, l := range levers {
 		out.Levers = append(out.Levers, statusLever{Lever: l, SecondsLeft: int64(l.ExpiresAt.Sub(t).Seconds()),
@@ -80,6 +86,9 @@ func runStatus(ctx context.Context, f *Factory, now func() time.Time) error {
 	}
 	return f.Print(out, func(tty bool) error {
 		printActuators(f, out.Actuators)
+		if out.Replication != nil {
+			fmt.Fprintln(f.IO.ErrOut, out.Replication.String())
+		}
 		if len(out.Levers) == 0 {
 			fmt.Fprintf(f.IO.ErrOut, "no levers active on %s: normal operation\n", out.Server)
 			return nil
