@@ -17,7 +17,7 @@ import (
 
 // startReplicated runs a primary and one replica and waits until the
 // replica is in sync.
-func startReplicated(t *testing.T) (primary, replica *testenv.Redis) {
+func startReplicated(t testing.TB) (primary, replica *testenv.Redis) {
 	primary = testenv.StartRedis(t, testenv.RedisOptions{})
 	replica = testenv.StartRedis(t, testenv.RedisOptions{ReplicaOf: primary.Addr})
 	c := redis.NewClient(&redis.Options{Addr: primary.Addr})
@@ -29,7 +29,7 @@ func startReplicated(t *testing.T) (primary, replica *testenv.Redis) {
 	return primary, replica
 }
 
-func openAt(t *testing.T, addr string, wait *int) *Store {
+func openAt(t testing.TB, addr string, wait *int) *Store {
 	t.Helper()
 	s, err := Open(context.Background(), config.Redis{URL: "redis://" + addr, Namespace: "r", WaitReplicas: wait, WaitTimeout: config.Duration(300 * time.Millisecond)},
 		func(string) string { return "" })
