@@ -67,3 +67,37 @@ func TestWipedJournalFailsVerify(t *testing.T) {
 		}
 	})
 }
+
+// TestStatusReportsLoss: status holds the journal to this machine's mark;
+// when it went back, status says so, journals controlplane.lost once, and
+// keeps reporting it from the journal.
+func TestStatusReportsLoss(t *testing.T) {
+	ctx := context.Background()
+	e := newActionEnv(t)
+	for _, target := range []string{"checkout->payments", "checkout"} {
+		if _, errOut, code := e.run("alice", "", append([]string{"retries", "off", target}, applyArgs...)...); code != 0 {
+			t.Fatal(errOut)
+		}
+	}
+	_, errOut, code := e.run("alice", "", "status")
+	if code != 0 || strings.Contains(errOut, "LOST") || !strings.Contains(errOut, "replication: master, replicas: 0") {
+		t.Fatalf("%d %s", code, errOut)
+	}
+	opts, _ := redis.ParseURL(e.env["STORMCTL_REDIS_URL"])
+	c := redis.NewClient(opts)
+	defer c.Close()
+	k := controlplane.NewKeys("cli")
+	c.Del(ctx, k.Journal(), k.JournalHead(), k.Lever("retries", "checkout"), k.Index())
+	for range 2 {
+		out, errOut, code := e.run("carol", "", "status", "-o", "json")
+		var st struct {
+			Loss *statusLoss `json:"loss"`
+		}
+		if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil || st.Loss == nil || !strings.Contains(st.Loss.Detail, "journal went back: 2 entries after the start") {
+			t.Fatalf("%d %v %s %s", code, err, out, errOut)
+		}
+	}
+	if n := c.XLen(ctx, k.Journal()).Val(); n != 1 {
+		t.Fatalf("want one controlplane.lost entry, journal has %d entries", n)
+	}
+}
