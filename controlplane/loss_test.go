@@ -56,7 +56,8 @@ func TestFailoverLossDetected(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	markPath := filepath.Join(t.TempDir(), "mark.json")
+	markPath, writtenPath := filepath.Join(t.TempDir(), "mark.json"), filepath.Join(t.TempDir(), "written.jsonl")
+	s.SetWritten(writtenPath)
 	d := NewLossDetector(s, markPath)
 
 	confirmed := map[string]bool{}
@@ -148,6 +149,35 @@ func TestFailoverLossDetected(t *testing.T) {
 	}
 	if _, err := d.Check(ctx); err != nil || lost != 1 {
 		t.Fatalf("%v, %d lost entries", err, lost)
+	}
+
+	// journal sync re-applies the lost applies from this machine's record,
+	// once: every lever is back, each applied once in the journal.
+	r, err := s.Reapply(ctx, writtenPath)
+	if err != nil || len(r.Reapplied) != len(unconfirmed) || len(r.Expired) != 0 {
+		t.Fatalf("%v %+v", err, r)
+	}
+	if r, err := s.Reapply(ctx, writtenPath); err != nil || len(r.Reapplied)+len(r.Skipped) != 0 {
+		t.Fatalf("second sync: %v %+v", err, r)
+	}
+	applied := map[string]int{}
+	for e, err := range journal.Entries(s.Journal().Range(ctx, "-", "+")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Event == journal.ActionApplied {
+			applied[e.Target]++
+		}
+	}
+	for i := range 7 {
+		target := "svc-" + strconv.Itoa(i)
+		if l, _, _, err := s.Get(ctx, "retries", target); err != nil || l == nil || applied[target] != 1 {
+			t.Fatalf("%s: %v %v, applied %d times", target, l, err, applied[target])
+		}
+	}
+	// Nothing here looks lost any more.
+	if l, err := NewLossDetector(s, markPath).Check(ctx); err != nil || l != nil {
+		t.Fatalf("after sync: %v %v", l, err)
 	}
 }
 

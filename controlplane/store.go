@@ -28,6 +28,9 @@ type Store struct {
 	signer journal.Signer
 	// dur is how lever writes are confirmed on replicas (WAIT).
 	dur durability
+	// written is the local record of the lever writes this store made
+	// (journal.AppendWritten); "" keeps none.
+	written string
 
 	mu   sync.Mutex
 	head string // last journal head seen, a hint that saves a read
@@ -36,6 +39,11 @@ type Store struct {
 // SetSigner makes the store sign every journal entry it writes with signer
 // (nil: unsigned). Call it before the first write.
 func (s *Store) SetSigner(signer journal.Signer) { s.signer = signer }
+
+// SetWritten makes the store record each lever write's entry in the
+// local file at path (Store.WrittenPath), for `journal sync` to re-apply
+// after a failover lost them.
+func (s *Store) SetWritten(path string) { s.written = path }
 
 // seal chains e after prev and signs it with the store's key.
 func (s *Store) seal(e journal.Entry, prev string) (journal.Entry, []byte, error) {

@@ -68,6 +68,9 @@ type Result struct {
 	// Replication says whether replicas confirmed the write (WAIT); nil
 	// on a replay, which wrote nothing.
 	Replication *Replication `json:"replication,omitempty"`
+	// RecordError says why the write could not be kept in the local
+	// written record; "" when it was, or none is kept.
+	RecordError string `json:"record_error,omitempty"`
 }
 
 // Apply writes a lever if its version is still Expected. A version that
@@ -228,6 +231,13 @@ func (s *Store) commit(ctx context.Context, w write) (Result, error) {
 		case "ok":
 			s.setHead(sealed.Hash)
 			res.Replication = rep
+			if s.written != "" {
+				// The write is made: a record that cannot be kept is a
+				// warning on the result, not a failure of it.
+				if err := journal.AppendWritten(s.written, stored); err != nil {
+					res.RecordError = err.Error()
+				}
+			}
 			return res, nil
 		case "replay":
 			var prior Result

@@ -96,3 +96,24 @@ func updateMark(path string, next func(Mark) (Mark, bool)) (Mark, error) {
 	}
 	return m, nil
 }
+
+// AppendWritten records a sealed entry, as stored, in the writer's local
+// record at path, so that entries a failover loses can be re-applied
+// (`journal sync`).
+func AppendWritten(path string, stored []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("journal written record: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("journal written record: %w", err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("journal written record %s: lock: %w", path, err)
+	}
+	if _, err := f.Write(append(stored, '\n')); err != nil {
+		return fmt.Errorf("journal written record %s: %w", path, err)
+	}
+	return nil
+}
