@@ -91,6 +91,24 @@ type LossDetector struct {
 // (Store.MarkPath; "" keeps the mark in memory only).
 func NewLossDetector(s *Store, path string) *LossDetector { return &LossDetector{s: s, path: path} }
 
+// NewClientLossDetector watches the journal through a client built by
+// Dial (display is the URL it returned), for long-running readers that
+// start while Redis is down; its mark file is the one Store.MarkPath names
+// for the same control plane.
+func NewClientLossDetector(client redis.UniversalClient, namespace, display string, getenv func(string) string) *LossDetector {
+	s := &Store{client: client, keys: NewKeys(namespace), ep: &endpoint{display: display}}
+	return NewLossDetector(s, s.MarkPath(getenv))
+}
+
+// Report is the loss in words, "" when none: flagd's and the actuator's
+// /readyz detail.
+func (d *LossDetector) Report() string {
+	if l := d.Loss(); l != nil {
+		return l.String()
+	}
+	return ""
+}
+
 // Loss is the last loss detected, nil when none.
 func (d *LossDetector) Loss() *Loss {
 	d.mu.Lock()
