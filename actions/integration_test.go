@@ -299,13 +299,14 @@ func (sv *servers) idempotency(t *testing.T) {
 		t.Fatalf("replay %+v: version %d→%d", again, v0, v1)
 	}
 	// A true replay returns the first result exactly, expiry and TTL
-	// included; only the replay markers and the guards run differ.
+	// included; only the replay markers, the guards run and the write's
+	// replication (a replay writes nothing to confirm) differ.
 	norm := func(r *Result) string {
 		c := *r
-		c.Replayed, c.Guards = false, nil
+		c.Replayed, c.Guards, c.Replicated, c.Replicas = false, nil, nil, nil
 		c.Targets = append([]TargetResult(nil), r.Targets...)
 		for i := range c.Targets {
-			c.Targets[i].Replayed = false
+			c.Targets[i].Replayed, c.Targets[i].Replication = false, nil
 		}
 		b, _ := json.Marshal(c)
 		return string(b)

@@ -131,9 +131,9 @@ func (s *Service) change(ctx context.Context, op, id, actor, reason string, ttl 
 		if err != nil {
 			return res, err
 		}
-		res.Targets = append(res.Targets, TargetResult{Target: l.Target, Before: &l, After: r.Lever, Version: r.Version, JournalEntry: r.Entry.ID})
+		res.Targets = append(res.Targets, TargetResult{Target: l.Target, Before: &l, After: r.Lever, Version: r.Version, JournalEntry: r.Entry.ID, Replication: r.Replication})
 	}
-	return res, nil
+	return res, settleReplication(res)
 }
 
 // neverShorter refuses an extend that would move any lever's expiry

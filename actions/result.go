@@ -3,6 +3,7 @@ package actions
 import (
 	"time"
 
+	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/journal"
 	"github.com/stormctl/stormctl/lever"
 )
@@ -37,6 +38,9 @@ type TargetResult struct {
 	// JournalEntry is the id of the entry that recorded this target.
 	JournalEntry string `json:"journal_entry,omitempty"`
 	Replayed     bool   `json:"replayed,omitempty"`
+	// Replication says whether replicas confirmed this write (nil for a
+	// plan or a replay, which wrote nothing).
+	Replication *controlplane.Replication `json:"replication,omitempty"`
 }
 
 // Result is the stable outcome of plan, apply, request, approve, release
@@ -61,7 +65,14 @@ type Result struct {
 	// Advisory is set when the actor is not bound by Redis (one shared
 	// user): it says that roles and approvals are advisory, and how to
 	// give each person a Redis user.
-	Advisory string         `json:"advisory,omitempty"`
+	Advisory string `json:"advisory,omitempty"`
+	// Replicated is false when a write was not confirmed by the replicas
+	// in time (exit 7), true when every write was; absent when nothing was
+	// waited for (a plan, a replay, a standalone server: see Replicas).
+	Replicated *bool `json:"replicated,omitempty"`
+	// Replicas is how many replicas the primary had; 0 on a standalone
+	// server.
+	Replicas *int           `json:"replicas,omitempty"`
 	Guards   []GuardResult  `json:"guards"`
 	Targets  []TargetResult `json:"targets"`
 }
@@ -73,4 +84,37 @@ func stateOf(l *lever.Lever) *journal.LeverState {
 	}
 	return &journal.LeverState{Value: l.Value, ActionID: l.ActionID, Actor: l.Actor, Reason: l.Reason, Incident: l.Incident,
 		CreatedAt: l.CreatedAt.UTC(), ExpiresAt: l.ExpiresAt.UTC(), Version: l.Version}
+}
+
+// settleReplication sums up the targets' write confirmations; an
+// unconfirmed write is a *controlplane.UnreplicatedError beside the result.
+func settleReplication(r *Result) error {
+	var worst *controlplane.Replication
+	for i, t := range r.Targets {
+		rep := t.Replication
+		if rep == nil {
+			continue
+		}
+		if worst == nil || (rep.Waited && !rep.Replicated) || (!worst.Waited && rep.Waited) {
+			worst = rep
+		}
+		if !rep.Waited {
+			// Nothing was confirmed or refused: the result's replicas say
+			// why (a standalone server), once.
+			r.Targets[i].Replication = nil
+		}
+	}
+	if worst == nil {
+		return nil
+	}
+	r.Replicas = &worst.Replicas
+	if !worst.Waited {
+		return nil
+	}
+	ok := worst.Replicated
+	r.Replicated = &ok
+	if ok {
+		return nil
+	}
+	return &controlplane.UnreplicatedError{Op: r.Operation + " " + r.ActionID, Replication: *worst}
 }

@@ -239,10 +239,10 @@ func (a *attempt) commit(ctx context.Context, op string) (*Result, error) {
 		}
 		done = append(done, t.Name)
 		res.Targets = append(res.Targets, TargetResult{Target: t.Name, Before: st.cur, After: r.Lever, Version: r.Version,
-			Evidence: a.evidence[t.Name], JournalEntry: r.Entry.ID, Replayed: r.Replayed})
+			Evidence: a.evidence[t.Name], JournalEntry: r.Entry.ID, Replayed: r.Replayed, Replication: r.Replication})
 	}
 	settleExpiry(res)
-	return res, nil
+	return res, settleReplication(res)
 }
 
 // replay answers a retried apply from the first results of its

@@ -27,7 +27,7 @@ func runServer(t *testing.T, args ...string) {
 }
 
 // waitUntil polls cond for up to ten seconds.
-func waitUntil(t *testing.T, what string, cond func() bool) {
+func waitUntil(t testing.TB, what string, cond func() bool) {
 	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal(what)

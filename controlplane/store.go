@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -26,6 +27,11 @@ type Store struct {
 
 	// signer signs every entry this store writes; nil writes unsigned.
 	signer journal.Signer
+	// dur is how lever writes are confirmed on replicas (WAIT).
+	dur durability
+	// written is the local record of the lever writes this store made
+	// (journal.AppendWritten); "" keeps none.
+	written string
 
 	mu   sync.Mutex
 	head string // last journal head seen, a hint that saves a read
@@ -34,6 +40,11 @@ type Store struct {
 // SetSigner makes the store sign every journal entry it writes with signer
 // (nil: unsigned). Call it before the first write.
 func (s *Store) SetSigner(signer journal.Signer) { s.signer = signer }
+
+// SetWritten makes the store record each lever write's entry in the
+// local file at path (Store.WrittenPath), for `journal sync` to re-apply
+// after a failover lost them.
+func (s *Store) SetWritten(path string) { s.written = path }
 
 // seal chains e after prev and signs it with the store's key.
 func (s *Store) seal(e journal.Entry, prev string) (journal.Entry, []byte, error) {
@@ -50,6 +61,12 @@ func Open(ctx context.Context, cfg config.Redis, getenv func(string) string) (*S
 		return nil, err
 	}
 	s := &Store{client: redis.NewUniversalClient(ep.opts), keys: NewKeys(cfg.Namespace), ep: ep}
+	s.dur.expect = strings.HasSuffix(ep.scheme, "+sentinel")
+	wanted := DefaultWaitReplicas
+	if cfg.WaitReplicas != nil {
+		wanted = *cfg.WaitReplicas
+	}
+	s.SetWait(wanted, time.Duration(cfg.WaitTimeout))
 	if err := s.whoami(ctx); err != nil {
 		s.client.Close()
 		return nil, err
@@ -61,6 +78,7 @@ func Open(ctx context.Context, cfg config.Redis, getenv func(string) string) (*S
 // embedded server, and asks it who we are.
 func NewStore(ctx context.Context, client redis.UniversalClient, namespace string) (*Store, error) {
 	s := &Store{client: client, keys: NewKeys(namespace), ep: &endpoint{display: clientAddr(client)}}
+	s.SetWait(DefaultWaitReplicas, DefaultWaitTimeout)
 	if err := s.whoami(ctx); err != nil {
 		return nil, err
 	}

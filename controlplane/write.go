@@ -65,6 +65,12 @@ type Result struct {
 	Replayed bool `json:"replayed,omitempty"`
 	// RequestHash is the ApplyRequest's, stored with the idempotency key.
 	RequestHash string `json:"request_hash,omitempty"`
+	// Replication says whether replicas confirmed the write (WAIT); nil
+	// on a replay, which wrote nothing.
+	Replication *Replication `json:"replication,omitempty"`
+	// RecordError says why the write could not be kept in the local
+	// written record; "" when it was, or none is kept.
+	RecordError string `json:"record_error,omitempty"`
 }
 
 // Apply writes a lever if its version is still Expected. A version that
@@ -220,13 +226,21 @@ func (s *Store) commit(ctx context.Context, w write) (Result, error) {
 		}
 		args := append([]any{member, w.expected, head, stored, sealed.Hash, op, leverJSON, expiry, changeJSON,
 			k.Changes(), first, idempotencyTTL.Milliseconds(), w.mode}, charge...)
-		reply, err := writeScript.Run(ctx, s.client, keys, args...).StringSlice()
+		reply, rep, err := s.runConfirmed(ctx, writeScript, keys, args)
 		if err != nil {
 			return Result{}, s.classifyWrite(ctx, w.op, err, w.entry)
 		}
 		switch reply[0] {
 		case "ok":
 			s.setHead(sealed.Hash)
+			res.Replication = rep
+			if s.written != "" {
+				// The write is made: a record that cannot be kept is a
+				// warning on the result, not a failure of it.
+				if err := journal.AppendWritten(s.written, stored); err != nil {
+					res.RecordError = err.Error()
+				}
+			}
 			return res, nil
 		case "replay":
 			var prior Result

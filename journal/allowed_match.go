@@ -40,6 +40,25 @@ func (a *AllowedSigners) Allows(key ssh.PublicKey, principal string, at time.Tim
 	return false, fmt.Sprintf("signed by %s, a key not in %s", ssh.FingerprintSHA256(key), a.Path)
 }
 
+// KeyFor reports whether principal holds a key that may sign journal
+// entries at at (a key line naming it, or a CA whose principals match it),
+// and where: "path:line". An unsigned entry by such an actor is suspect.
+func (a *AllowedSigners) KeyFor(principal string, at time.Time) (where string, ok bool) {
+	for _, s := range a.Signers {
+		if matchList(principal, s.Principals) != 1 {
+			continue
+		}
+		if s.Namespaces != "" && matchList(Namespace, s.Namespaces) != 1 {
+			continue
+		}
+		if (!s.ValidAfter.IsZero() && at.Before(s.ValidAfter)) || (!s.ValidBefore.IsZero() && at.After(s.ValidBefore)) {
+			continue
+		}
+		return fmt.Sprintf("%s:%d", a.Path, s.Line), true
+	}
+	return "", false
+}
+
 // holds reports whether the line's key is key, or for a cert-authority
 // line, signed key's certificate.
 func (s AllowedSigner) holds(key ssh.PublicKey) bool {

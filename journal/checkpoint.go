@@ -26,12 +26,15 @@ const CheckpointVersion = 1
 // SSHSIG signature (namespace stormctl-journal) of the canonical form by
 // Actor's key.
 type Checkpoint struct {
-	Version   int       `json:"checkpoint"`
-	Head      string    `json:"head"`
-	Count     int       `json:"count"`
-	Time      time.Time `json:"time"`
-	Actor     string    `json:"actor,omitempty"`
-	Signature string    `json:"signature,omitempty"`
+	Version int       `json:"checkpoint"`
+	Head    string    `json:"head"`
+	Count   int       `json:"count"`
+	Time    time.Time `json:"time"`
+	Actor   string    `json:"actor,omitempty"`
+	// Unsigned marks a checkpoint written without a signing key, so that a
+	// reader sees at once that it is only as good as the place it is kept.
+	Unsigned  bool   `json:"unsigned,omitempty"`
+	Signature string `json:"signature,omitempty"`
 }
 
 // checkpointPrefix starts every checkpoint's JSON, and no entry's.
@@ -46,6 +49,7 @@ func IsCheckpoint(data []byte) bool { return bytes.HasPrefix(bytes.TrimSpace(dat
 func NewCheckpoint(head string, count int, at time.Time, actor string, signer Signer) (Checkpoint, error) {
 	c := Checkpoint{Version: CheckpointVersion, Head: head, Count: count, Time: at.UTC().Truncate(time.Second), Actor: actor}
 	if signer == nil {
+		c.Unsigned = true
 		return c, nil
 	}
 	sig, err := signer.Sign(c.Canonical())
@@ -87,6 +91,8 @@ func ParseCheckpoint(data []byte) (Checkpoint, error) {
 		return c, fmt.Errorf("checkpoint count %d is negative", c.Count)
 	case c.Count > 0 && len(c.Head) != 64:
 		return c, fmt.Errorf("checkpoint head %q is not a SHA-256 hash", c.Head)
+	case c.Unsigned && c.Signature != "":
+		return c, errors.New("checkpoint is marked unsigned but carries a signature")
 	}
 	return c, nil
 }

@@ -36,6 +36,9 @@ const (
 	PlaybookFailed   Event = "playbook.step.failed"
 	PlaybookSkipped  Event = "playbook.step.skipped"
 	PlaybookFinished Event = "playbook.finished"
+	// ControlPlaneLost records that the journal went back (a failover to a
+	// replica that had not caught up): its Outcome names the missing range.
+	ControlPlaneLost Event = "controlplane.lost"
 )
 
 // AdHoc is the Step of an entry made outside any playbook.

@@ -139,10 +139,43 @@ func TestSignedJournalOnRedis(t *testing.T) {
 		if rep.Unsigned != 1 || rep.Verified != n {
 			t.Fatalf("%+v", rep)
 		}
-		// Without --require-signatures it passes, and says what that means.
-		rep, err = Check(s.Range(ctx, "-", "+"), VerifyOptions{AllowedSigners: w.allowed})
+		// alice holds an allowed key, so her unsigned entry fails even
+		// without --require-signatures; --allow-unsigned accepts it and says
+		// what that means.
+		_, err = Check(s.Range(ctx, "-", "+"), VerifyOptions{AllowedSigners: w.allowed})
+		wantVerifyError(t, err, n+1, "its actor holds an allowed key")
+		rep, err = Check(s.Range(ctx, "-", "+"), VerifyOptions{AllowedSigners: w.allowed, AllowUnsigned: true})
 		if err != nil || !strings.Contains(strings.Join(rep.Proven, "\n"), "1 unsigned, which prove nothing") {
 			t.Fatalf("%v %q", err, rep.Proven)
+		}
+		// An actor with no key may write unsigned entries (an automation
+		// user, an old journal): they prove nothing, and do not fail.
+		plain := appendForged(t, w.lines, Entry{ID: "F4", Time: at(16, 0), Event: Note, Actor: "mallory", Reason: "hi"}, nil)
+		if _, err := Check(records(plain), VerifyOptions{AllowedSigners: w.allowed}); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("stripped signature", func(t *testing.T) {
+		// Someone who can write Redis takes bob's signed entry 4 and
+		// alice's 7 out of their signatures and re-chains: hashes and links
+		// are right, signatures gone. Both are named.
+		prev := w.entries[2].Hash
+		lines := append([][]byte{}, w.lines[:3]...)
+		for i, x := range w.entries[3:] {
+			if i == 0 || i == 3 {
+				x.Signature = ""
+			}
+			sig := x.Signature
+			x.Signature = ""
+			sealed, _, _ := x.Seal(prev)
+			sealed.Signature = sig
+			prev, lines = sealed.Hash, append(lines, storedForm(t, sealed))
+		}
+		rep, err := Check(stream(t, c, "stripped", lines).Range(ctx, "-", "+"), VerifyOptions{AllowedSigners: w.allowed})
+		wantVerifyError(t, err, 4, "and 1 more signature problems")
+		if rep.ProblemCount != 2 || rep.Problems[0].Index != 4 || rep.Problems[1].Index != 7 || rep.Problems[1].Actor != w.entries[6].Actor {
+			t.Fatalf("%+v", rep.Problems)
 		}
 	})
 

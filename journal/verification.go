@@ -196,7 +196,7 @@ func (r *Verification) signatureSentence() string {
 	bad := r.ProblemCount - r.problems(ProblemUnsigned)
 	switch {
 	case r.Signed == 0:
-		return "unsigned: the chain detects accidental edits only, not someone who can write Redis"
+		return "unsigned: the chain detects accidental edits only, not someone who can write Redis" + r.unsignedByHolders()
 	case r.AllowedSigners == "":
 		keys := strings.Join(r.Keys, ", ")
 		if r.KeyCount > len(r.Keys) {
@@ -212,7 +212,17 @@ func (r *Verification) signatureSentence() string {
 	if r.Unsigned > 0 {
 		s += fmt.Sprintf("; %d unsigned, which prove nothing against someone who can write Redis", r.Unsigned)
 	}
-	return s
+	return s + r.unsignedByHolders()
+}
+
+// unsignedByHolders counts the unsigned entries whose actor holds an
+// allowed key: whoever can write Redis may have forged them.
+func (r *Verification) unsignedByHolders() string {
+	n := r.problems(ProblemUnsigned)
+	if n == 0 || r.AllowedSigners == "" {
+		return ""
+	}
+	return fmt.Sprintf("; %d unsigned by actors who hold an allowed key (first: entry %d by %q)", n, r.firstProblem(true).Index, r.firstProblem(true).Actor)
 }
 
 func (r *Verification) problems(kind string) int {

@@ -50,6 +50,10 @@ type VerifyOptions struct {
 	// RequireSignatures fails on any unsigned entry or checkpoint. Without
 	// AllowedSigners it proves little: anyone can sign with a fresh key.
 	RequireSignatures bool
+	// AllowUnsigned accepts an unsigned entry whose actor holds a key in
+	// AllowedSigners. Without it such an entry fails: whoever can write
+	// Redis could have appended it in that actor's name.
+	AllowUnsigned bool
 	// Checkpoints kept outside the journal; each must match the entry at
 	// its count. A checkpoint at the end of the records (an export) is
 	// checked too.
@@ -85,6 +89,9 @@ const (
 // SourcedCheckpoint is a checkpoint and where it was read.
 type SourcedCheckpoint struct {
 	Source string
+	// Local marks a high-water mark kept on this machine (journal.Mark):
+	// never signed, so RequireSignatures does not refuse it.
+	Local bool
 	Checkpoint
 }
 
@@ -191,6 +198,11 @@ func (c *checker) signature(n int, pos string, e Entry, canon []byte) EntryResul
 		if c.o.RequireSignatures {
 			return fail(ProblemUnsigned, "")
 		}
+		if c.o.AllowedSigners != nil && !c.o.AllowUnsigned {
+			if where, ok := c.o.AllowedSigners.KeyFor(e.Actor, e.Time); ok {
+				return fail(ProblemUnsigned, fmt.Sprintf("its actor holds an allowed key (%s); --allow-unsigned accepts it", where))
+			}
+		}
 		return res
 	}
 	c.rep.Signed++
@@ -284,7 +296,7 @@ func (c *checker) finish() error {
 func (c *checker) checkpoint(cp SourcedCheckpoint) CheckpointResult {
 	res := CheckpointResult{Source: cp.Source, Checkpoint: cp.Checkpoint}
 	res.Signature, res.Signer = c.checkpointSignature(cp.Checkpoint)
-	if res.Signature != SigValid && res.Signature != SigNotChecked && (res.Signature != SigUnsigned || c.o.RequireSignatures) {
+	if res.Signature != SigValid && res.Signature != SigNotChecked && (res.Signature != SigUnsigned || (c.o.RequireSignatures && !cp.Local)) {
 		// A checkpoint that is not what its signer signed proves nothing,
 		// whatever it says.
 		res.Detail = fmt.Sprintf("of %s: %s", cpTime(cp.Checkpoint), res.Signature)

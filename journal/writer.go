@@ -32,6 +32,12 @@ func DefaultPendingPath(getenv func(string) string) string {
 	if p := getenv(EnvPending); p != "" {
 		return p
 	}
+	return filepath.Join(StateDir(getenv), "journal-pending.jsonl")
+}
+
+// StateDir is stormctl's local state: $XDG_STATE_HOME/stormctl, else
+// ~/.local/state/stormctl.
+func StateDir(getenv func(string) string) string {
 	dir := getenv("XDG_STATE_HOME")
 	if dir == "" {
 		home := getenv("HOME")
@@ -40,7 +46,7 @@ func DefaultPendingPath(getenv func(string) string) string {
 		}
 		dir = filepath.Join(home, ".local", "state")
 	}
-	return filepath.Join(dir, "stormctl", "journal-pending.jsonl")
+	return filepath.Join(dir, "stormctl")
 }
 
 // Writer appends entries to the shared journal, or to the local pending

@@ -141,7 +141,8 @@ func runAction(ctx context.Context, f *Factory, op string, spec actions.Spec) er
 		// error alone says that approval is pending and what to run.
 		return err
 	}
-	if res != nil && (err == nil || op == "plan" || pending != nil || ft != output.Table) {
+	var unrep *controlplane.UnreplicatedError
+	if res != nil && (err == nil || op == "plan" || pending != nil || ft != output.Table || errors.As(err, &unrep)) {
 		if perr := printResult(f, res, err); perr != nil {
 			return perr
 		}
@@ -235,10 +236,14 @@ func runChange(ctx context.Context, f *Factory, do func(*actions.Service, string
 	}
 	cfg, _ := f.Config()
 	res, err := do(s, cfg.Actor)
-	if err != nil {
+	var unrep *controlplane.UnreplicatedError
+	if err != nil && !errors.As(err, &unrep) {
 		return err
 	}
-	return printResult(f, res, nil)
+	if perr := printResult(f, res, err); perr != nil {
+		return perr
+	}
+	return err
 }
 
 func newActionListCmd(f *Factory) *cobra.Command {

@@ -28,6 +28,10 @@ func printResult(f *Factory, res *actions.Result, err error) error {
 	}
 	return f.Print(actionResultJSON{Result: res, Error: newErrorJSON(err)}, func(tty bool) error {
 		fmt.Fprintln(f.IO.ErrOut, summary(res))
+		if res.Replicas != nil && *res.Replicas == 0 && res.Replicated == nil {
+			// Once per command: a standalone server has nothing to confirm.
+			fmt.Fprintln(f.IO.ErrOut, "replicas: 0 (standalone Redis: writes are not replicated; see docs/replication.md)")
+		}
 		if res.Operation == "plan" {
 			tp := output.NewTable(f.IO.Out, tty, "guard", "status", "detail")
 			for _, g := range res.Guards {

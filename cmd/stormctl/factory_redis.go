@@ -46,6 +46,7 @@ func (f *Factory) Store(ctx context.Context) (*controlplane.Store, error) {
 		deps.store, deps.err = controlplane.Open(ctx, cfg.Redis, f.getenv)
 		if deps.err == nil {
 			deps.store.SetSigner(signer)
+			deps.store.SetWritten(deps.store.WrittenPath(f.getenv))
 		}
 	})
 	return deps.store, deps.err

@@ -111,6 +111,13 @@ func runFlagdServe(ctx context.Context, f *Factory, o *flagdServeOptions) error 
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	loss := controlplane.NewClientLossDetector(client, ns, display, f.getenv)
+	o.opts.Loss = loss.Report
+	go loss.Run(ctx, lossCheckEvery, func(l *controlplane.Loss, err error) {
+		if l != nil && err == nil {
+			o.opts.Log.Error("control plane journal went back", "loss", l.String(), "entry", l.Entry)
+		}
+	})
 	srv, err := flagd.Start(o.opts)
 	if err != nil {
 		return err
@@ -126,6 +133,10 @@ func runFlagdServe(ctx context.Context, f *Factory, o *flagdServeOptions) error 
 	defer cancel()
 	return srv.Shutdown(sctx)
 }
+
+// lossCheckEvery is how often a long-running reader checks that the
+// journal has not gone back: a loss is reported within seconds.
+const lossCheckEvery = 2 * time.Second
 
 // dialRedis builds the current context's Redis client without dialing, so
 // a long-running reader starts while Redis is down.

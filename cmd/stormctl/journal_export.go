@@ -152,34 +152,3 @@ func writeOut(path string, stdout io.Writer, write func(io.Writer) error) error 
 	}
 	return atomicfile.Write(path, 0o600, write)
 }
-
-func newJournalSyncCmd(f *Factory) *cobra.Command {
-	var path string
-	cmd := &cobra.Command{
-		Use:   "sync",
-		Short: "Append the entries recorded locally while Redis was unreachable",
-		Long: `Append to the shared journal the entries recorded in the local pending file while
-Redis was unreachable, in order, keeping their ids and times. Each lands exactly
-once: a sync that is interrupted can be run again.`,
-		Args: usageArgs(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if path == "" {
-				path = f.PendingPath()
-			}
-			s, err := f.Store(cmd.Context())
-			if err != nil {
-				return err
-			}
-			res, err := journal.Sync(cmd.Context(), s, path)
-			if err != nil {
-				return err
-			}
-			return f.Print(res, func(bool) error {
-				_, err := fmt.Fprintf(f.IO.Out, "synced %d entries from %s (%d already appended)\n", res.Appended, path, res.Skipped)
-				return err
-			})
-		},
-	}
-	cmd.Flags().StringVar(&path, "file", "", "pending file (default $STORMCTL_JOURNAL_PENDING or $XDG_STATE_HOME/stormctl/journal-pending.jsonl)")
-	return cmd
-}

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -11,18 +13,18 @@ import (
 	"github.com/stormctl/stormctl/internal/atomicfile"
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/internal/output"
-	"github.com/stormctl/stormctl/journal"
-
+	"github.com/stormctl/stormctl/internal/sanitize"
 	"github.com/stormctl/stormctl/internal/yamlfile"
-
-	"bytes"
+	"github.com/stormctl/stormctl/journal"
 )
 
 type journalVerifyOptions struct {
 	src               journalSourceOptions
 	allowedSigners    string
 	requireSignatures bool
+	allowUnsigned     bool
 	checkpoints       []string
+	noLocalMark       bool
 }
 
 func newJournalVerifyCmd(f *Factory) *cobra.Command {
@@ -41,11 +43,18 @@ an entry with a recomputed hash. So:
                           stormctl-journal) against an allowed_signers file in
                           git's format, and that the key's principal is the
                           entry's actor; a bad or misattributed signature exits 4
+                          (an unsigned entry whose actor holds an allowed key
+                          exits 4 too, unless --allow-unsigned)
   --require-signatures    also exit 4 on any unsigned entry or checkpoint
   --checkpoint FILE       a checkpoint kept outside Redis ("journal checkpoint",
                           or any export, which ends with one): the entry at its
                           count must have its head hash, which catches entries
                           cut from the end or rewritten before it
+
+Reading the control plane, it also holds the journal to this machine's
+high-water mark (the furthest position any stormctl here saw or wrote): a
+journal that is empty or shorter than that fails, as after a failover to a
+replica that had not caught up, or a wipe.
 
 It prints what was proven, and what was not. On failure it exits 4 and names the
 first bad entry. With --file it checks a saved JSON Lines export (unfiltered);
@@ -62,6 +71,8 @@ give --head or --checkpoint to also catch entries removed from its end.`,
 	fl.StringVar(&o.allowedSigners, "allowed-signers", "", "allowed_signers file (git/ssh-keygen format) to check signatures against (config: journal.allowed-signers)")
 	fl.BoolVar(&o.requireSignatures, "require-signatures", false, "fail (exit 4) on any unsigned entry or checkpoint")
 	fl.StringArrayVar(&o.checkpoints, "checkpoint", nil, "checkpoint file or export to match (repeatable)")
+	fl.BoolVar(&o.allowUnsigned, "allow-unsigned", false, "accept unsigned entries by actors who hold an allowed key")
+	fl.BoolVar(&o.noLocalMark, "no-local-mark", false, "do not hold the journal to this machine's high-water mark")
 	return cmd
 }
 
@@ -70,7 +81,7 @@ func runJournalVerify(ctx context.Context, f *Factory, o *journalVerifyOptions) 
 	if err != nil {
 		return err
 	}
-	opts := journal.VerifyOptions{RequireSignatures: o.requireSignatures}
+	opts := journal.VerifyOptions{RequireSignatures: o.requireSignatures, AllowUnsigned: o.allowUnsigned}
 	if o.allowedSigners == "" {
 		cfg, err := f.Config()
 		if err != nil {
@@ -93,6 +104,15 @@ func runJournalVerify(ctx context.Context, f *Factory, o *journalVerifyOptions) 
 		}
 		opts.Checkpoints = append(opts.Checkpoints, journal.SourcedCheckpoint{Source: path, Checkpoint: cp})
 	}
+	if o.src.file == "" && !o.noLocalMark {
+		mark, err := localMark(ctx, f)
+		if err != nil {
+			return err
+		}
+		if mark != nil {
+			opts.Checkpoints = append(opts.Checkpoints, *mark)
+		}
+	}
 	recs, head, done, err := o.src.records(ctx, f)
 	if err != nil {
 		return err
@@ -102,9 +122,21 @@ func runJournalVerify(ctx context.Context, f *Factory, o *journalVerifyOptions) 
 	var twoPerson *journal.TwoPerson // approvals must be signed by another key than their request
 	if opts.AllowedSigners != nil {
 		twoPerson = journal.NewTwoPerson()
-		opts.OnEntry = twoPerson.Observe
+	}
+	lastPos := ""
+	opts.OnEntry = func(r journal.EntryResult) {
+		lastPos = r.Pos
+		if twoPerson != nil {
+			twoPerson.Observe(r)
+		}
 	}
 	rep, verr := journal.Check(recs, opts)
+	if verr == nil && o.src.file == "" && rep.Entries > 0 {
+		// What verified is the furthest this machine has seen.
+		if s, err := f.Store(ctx); err == nil {
+			_, _ = journal.RaiseMark(s.MarkPath(f.getenv), journal.Mark{Count: rep.Entries, Head: rep.Head, Pos: lastPos, Time: time.Now()})
+		}
+	}
 	var ve *journal.VerifyError
 	if verr != nil && !errors.As(verr, &ve) {
 		return fmt.Errorf("journal verify after %d entries: %w", rep.Entries, verr)
@@ -139,7 +171,37 @@ func runJournalVerify(ctx context.Context, f *Factory, o *journalVerifyOptions) 
 	for _, s := range rep.Proven {
 		fmt.Fprintf(w, "  %s\n", s)
 	}
+	printProblems(w, rep)
 	return verr
+}
+
+// printProblems lists the entries whose signatures prove nothing.
+func printProblems(w io.Writer, rep *journal.Verification) {
+	if rep.ProblemCount == 0 {
+		return
+	}
+	fmt.Fprintf(w, "entries whose signature proves nothing (%d):\n", rep.ProblemCount)
+	for _, p := range rep.Problems {
+		fmt.Fprintf(w, "  entry %d %s (%s): %s\n", p.Index, sanitize.Line(p.ID), sanitize.Line(p.Pos), sanitize.Line(p.String()))
+	}
+	if more := rep.ProblemCount - len(rep.Problems); more > 0 {
+		fmt.Fprintf(w, "  … and %d more\n", more)
+	}
+}
+
+// localMark is this machine's high-water mark of the control plane's
+// journal as a checkpoint; nil when nothing was recorded yet.
+func localMark(ctx context.Context, f *Factory) (*journal.SourcedCheckpoint, error) {
+	s, err := f.Store(ctx)
+	if err != nil {
+		return nil, err
+	}
+	path := s.MarkPath(f.getenv)
+	m, err := journal.ReadMark(path)
+	if err != nil || m.Count == 0 {
+		return nil, err
+	}
+	return &journal.SourcedCheckpoint{Source: "local high-water mark " + path, Local: true, Checkpoint: m.Checkpoint()}, nil
 }
 
 type journalCheckpointOptions struct {
@@ -151,10 +213,13 @@ func newJournalCheckpointCmd(f *Factory) *cobra.Command {
 	o := &journalCheckpointOptions{}
 	cmd := &cobra.Command{
 		Use:   "checkpoint",
-		Short: "Write a signed checkpoint of the journal (head hash, count, time) to keep outside Redis",
+		Short: "Write a checkpoint (signed when a key is configured) of the journal (head hash, count, time) to keep outside Redis",
 		Long: `Verify the hash chain, then write a checkpoint of it: the head hash, how many
 entries it has and the time, signed with the journal signing key (--signing-key,
-journal.signing-key or ssh-agent) as the current actor. Keep it somewhere Redis
+journal.signing-key or ssh-agent) as the current actor. Without a key the
+checkpoint is written unsigned and marked so ("unsigned": true): it still
+catches a journal cut or wiped by accident or by a failover, but only as far as
+the place it is kept can be trusted. Keep it somewhere Redis
 writers cannot reach (a ticket, a wiki, git): "journal verify --checkpoint FILE"
 then detects entries cut from the end of the journal, or any rewrite before it.`,
 		Example: `  stormctl journal checkpoint --out INC-7-checkpoint.json
@@ -171,9 +236,6 @@ func runJournalCheckpoint(ctx context.Context, f *Factory, o *journalCheckpointO
 	signer, err := f.Signer()
 	if err != nil {
 		return err
-	}
-	if signer == nil {
-		return exit.NewUsage(errors.New("journal checkpoint needs a signing key: give --signing-key (a private key, or the .pub of an ssh-agent key), set journal.signing-key in the context, or start ssh-agent with a key"))
 	}
 	cfg, err := f.Config()
 	if err != nil {
@@ -195,12 +257,24 @@ func runJournalCheckpoint(ctx context.Context, f *Factory, o *journalCheckpointO
 		return err
 	}
 	line := append(cp.JSON(), '\n')
+	where := "stdout"
 	if o.out == "" {
-		_, err = f.IO.Out.Write(line)
-		return err
+		if _, err = f.IO.Out.Write(line); err != nil {
+			return err
+		}
+	} else {
+		if err := atomicfile.WriteFile(o.out, line, 0o600); err != nil {
+			return fmt.Errorf("journal checkpoint: %w", err)
+		}
+		where = o.out
 	}
-	if err := atomicfile.WriteFile(o.out, line, 0o600); err != nil {
-		return fmt.Errorf("journal checkpoint: %w", err)
+	if signer == nil {
+		fmt.Fprintf(f.IO.ErrOut, "unsigned checkpoint of %d entries (head %.12s) by %q written to %s: no signing key, so it proves the count only as far as the file itself is trusted (give --signing-key to sign)\n",
+			cp.Count, cp.Head, sanitize.Line(cfg.Actor), where)
+		return nil
+	}
+	if o.out == "" {
+		return nil
 	}
 	fmt.Fprintf(f.IO.ErrOut, "checkpoint of %d entries (head %.12s) signed by %q with %s written to %s\n",
 		cp.Count, cp.Head, cfg.Actor, journal.KeyFingerprint(signer.PublicKey()), o.out)

@@ -10,6 +10,7 @@ import (
 	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/internal/output"
 	"github.com/stormctl/stormctl/internal/sanitize"
+	"github.com/stormctl/stormctl/journal"
 	"github.com/stormctl/stormctl/lever"
 )
 
@@ -37,6 +38,19 @@ type statusOutput struct {
 	// does not (one shared user): roles and approvals are advisory.
 	Identity controlplane.Identity `json:"identity"`
 	Advisory string                `json:"advisory,omitempty"`
+	// Replication is the primary's replicas, their lag and the settings
+	// that bound what a failover can lose; absent when INFO is refused.
+	Replication *controlplane.ReplicationInfo `json:"replication,omitempty"`
+	// Loss is the journal going back, found now against this machine's
+	// high-water mark, or the last controlplane.lost entry of the journal.
+	Loss *statusLoss `json:"loss,omitempty"`
+}
+
+// statusLoss is a loss of acknowledged entries, as status reports it.
+type statusLoss struct {
+	Detected time.Time `json:"detected"`
+	Entry    string    `json:"entry"`
+	Detail   string    `json:"detail"`
 }
 
 func newStatusCmd(f *Factory) *cobra.Command {
@@ -85,6 +99,10 @@ func runStatus(ctx context.Context, f *Factory, now func() time.Time) error {
 	if out.Advisory != "" {
 		fmt.Fprintln(f.IO.ErrOut, "stormctl: note: "+sanitize.Line(out.Advisory))
 	}
+	if rep, err := s.Replication(ctx); err == nil {
+		out.Replication = &rep
+	}
+	out.Loss = statusLossOf(ctx, s, f.getenv)
 	t := now()
 	for _, l := range levers {
 		out.Levers = append(out.Levers, statusLever{Lever: l, SecondsLeft: int64(l.ExpiresAt.Sub(t).Seconds()),
@@ -92,6 +110,12 @@ func runStatus(ctx context.Context, f *Factory, now func() time.Time) error {
 	}
 	return f.Print(out, func(tty bool) error {
 		printActuators(f, out.Actuators)
+		if out.Replication != nil {
+			fmt.Fprintln(f.IO.ErrOut, out.Replication.String())
+		}
+		if out.Loss != nil {
+			fmt.Fprintf(f.IO.ErrOut, "LOST at %s (entry %s): %s\n", out.Loss.Detected.Format(time.RFC3339), sanitize.Line(out.Loss.Entry), sanitize.Line(out.Loss.Detail))
+		}
 		if len(out.Levers) == 0 {
 			fmt.Fprintf(f.IO.ErrOut, "no levers active on %s: normal operation\n", out.Server)
 			return nil
@@ -103,6 +127,25 @@ func runStatus(ctx context.Context, f *Factory, now func() time.Time) error {
 		}
 		return tp.Flush()
 	})
+}
+
+// statusLossOf checks the journal against this machine's high-water mark
+// (journaling a loss found), else reports the journal's last
+// controlplane.lost entry among its recent ones.
+func statusLossOf(ctx context.Context, s *controlplane.Store, getenv func(string) string) *statusLoss {
+	if l, err := controlplane.NewLossDetector(s, s.MarkPath(getenv)).Check(ctx); err == nil && l != nil {
+		return &statusLoss{Detected: l.Detected, Entry: l.Entry, Detail: l.String()}
+	}
+	recs, err := s.Journal().Tail(ctx, 500)
+	if err != nil {
+		return nil
+	}
+	for i := len(recs) - 1; i >= 0; i-- {
+		if e, err := journal.Parse(recs[i].Data); err == nil && e.Event == journal.ControlPlaneLost {
+			return &statusLoss{Detected: e.Time, Entry: e.ID, Detail: e.Outcome}
+		}
+	}
+	return nil
 }
 
 // left is a duration for humans: "29m12s", "1h05m", "expiring".

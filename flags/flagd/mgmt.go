@@ -47,6 +47,16 @@ func newMetrics(s *Server) *metrics {
 		snapshotAt: prometheus.NewGauge(prometheus.GaugeOpts{Name: "stormctl_flagd_snapshot_published_timestamp_seconds",
 			Help: "When the current snapshot was published."}),
 	}
+	if s.opts.Loss != nil {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "stormctl_controlplane_journal_lost",
+			Help: "1 while the control plane's journal is known to have gone back (acknowledged writes lost; run stormctl journal sync)."},
+			func() float64 {
+				if s.opts.Loss() != "" {
+					return 1
+				}
+				return 0
+			}))
+	}
 	m.reg.MustRegister(m.streams, m.pushes, m.pushLatency, m.evals, m.rejected, m.redis, m.levers, m.snapshot, m.snapshotAt,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -64,6 +64,11 @@ type Options struct {
 	// InstanceID names the server's own reader in acknowledgements.
 	InstanceID string
 	Log        *slog.Logger
+	// Loss, if set, says whether the control plane's journal went back (a
+	// failover lost acknowledged writes): "" when not, else what is missing.
+	// /readyz carries it as detail and /metrics as
+	// stormctl_controlplane_journal_lost.
+	Loss func() string
 }
 
 // Server is a running flagd-protocol server.
@@ -265,7 +270,13 @@ func (s *Server) Ready() (bool, string) {
 	case s.stale.Load():
 		return false, fmt.Sprintf("Redis unreachable for more than %s: serving the last snapshot and fail-safes", s.opts.StaleAfter)
 	}
-	return true, "snapshot " + s.hub.Current().Version
+	why := "snapshot " + s.hub.Current().Version
+	if s.opts.Loss != nil {
+		if lost := s.opts.Loss(); lost != "" {
+			why += "; LOST: " + lost
+		}
+	}
+	return true, why
 }
 
 func (s *Server) tlsConfig() (*tls.Config, error) {

@@ -144,6 +144,11 @@ type Redis struct {
 	PasswordFile string `yaml:"password-file"`
 	Namespace    string `yaml:"namespace"`
 	TLS          TLS    `yaml:"tls"`
+	// WaitReplicas is how many replicas must acknowledge each lever write
+	// (Redis WAIT) before it is reported replicated; nil means 1, 0 turns
+	// the wait off. WaitTimeout bounds the wait (default 1s, at most 2.5s).
+	WaitReplicas *int     `yaml:"wait-replicas"`
+	WaitTimeout  Duration `yaml:"wait-timeout"`
 }
 
 // Duration is a time.Duration written as "10s" in YAML.

@@ -13,6 +13,9 @@ const (
 	CheckFailed = 4 // a threshold was breached or an expectation unmet
 	Pending     = 5 // the action awaits a second person's approval
 	Conflict    = 6 // another active action holds the lever
+	// Unreplicated: the write was made but the replicas did not confirm it
+	// in time; a failover before they catch up could lose it.
+	Unreplicated = 7
 )
 
 // Coder is implemented by errors that choose their own exit code. Packages

@@ -23,6 +23,8 @@ type RedisOptions struct {
 	ACL []string
 	// TLS serves rediss:// only, with the given PEM files.
 	TLS *TLSFiles
+	// ReplicaOf makes the server a replica of this host:port.
+	ReplicaOf string
 }
 
 // TLSFiles are PEM file paths for a TLS server.
@@ -76,6 +78,9 @@ func (r *Redis) args() []string {
 	} else {
 		a = append(a, "--appendonly", "no")
 	}
+	if host, port, ok := strings.Cut(r.opts.ReplicaOf, ":"); ok {
+		a = append(a, "--replicaof", host, port)
+	}
 	if len(r.opts.ACL) > 0 {
 		aclFile := filepath.Join(r.Dir, "users.acl")
 		var b strings.Builder
@@ -121,6 +126,13 @@ func (r *Redis) Kill() {
 	<-r.done
 	r.cmd = nil
 }
+
+// Pause stops the process (SIGSTOP) without closing its connections: a
+// replica that falls behind, a primary that hangs. Resume continues it.
+func (r *Redis) Pause() { _ = r.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Resume continues a paused server (SIGCONT).
+func (r *Redis) Resume() { _ = r.cmd.Process.Signal(syscall.SIGCONT) }
 
 // Restart starts the server again on the same port and data directory.
 func (r *Redis) Restart() {
