@@ -13,6 +13,7 @@ import (
 
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/internal/output"
+	"github.com/stormctl/stormctl/internal/sanitize"
 	"github.com/stormctl/stormctl/queries"
 )
 
@@ -194,7 +195,7 @@ func printResults(f *Factory, results []resultJSON, single bool) error {
 				if s.Held != "" && rank[s.Held] < rank[s.Status] {
 					status += " (held " + s.Held + " for " + r.Threshold.For + ")"
 				}
-				t.Row(r.ID, output.Printable(seriesName(s.Labels)), val, status, r.Unit)
+				t.Row(r.ID, sanitize.Mask(seriesName(s.Labels), '\uFFFD'), val, status, r.Unit)
 			}
 		}
 		if err := t.Flush(); err != nil {
