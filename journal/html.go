@@ -9,7 +9,8 @@ import (
 	"iter"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/stormctl/stormctl/internal/sanitize"
 )
 
 //go:embed report.html.tmpl
@@ -53,7 +54,7 @@ type htmlRow struct {
 // and SVG, no script, and a Content-Security-Policy that forbids loading
 // anything, so it opens offline and cannot call out. Every text from the
 // journal or Prometheus is escaped by html/template, and control
-// characters are then written as visible escapes (printable).
+// characters are then written as visible escapes (sanitize.HTMLText).
 func WriteHTML(w io.Writer, r *Report, now time.Time) error {
 	from, to := r.ChartWindow()
 	sc := timeScale{from: from, to: to}
@@ -77,7 +78,7 @@ func WriteHTML(w io.Writer, r *Report, now time.Time) error {
 	if err := reportTmpl.Execute(&buf, v); err != nil {
 		return err
 	}
-	_, err := io.WriteString(w, printable(buf.String()))
+	_, err := io.WriteString(w, sanitize.HTMLText(buf.String()))
 	return err
 }
 
@@ -109,43 +110,4 @@ func outcomeText(e Entry) string {
 		parts = append(parts, e.Error)
 	}
 	return strings.Trim(strings.Join(parts, "; "), "; ")
-}
-
-// Printable is text from the journal, Prometheus or a user made safe to
-// print: see printable.
-func Printable(s string) string { return printable(s) }
-
-// printable writes control characters (but newline and tab), DEL, C1
-// controls, line and paragraph separators and bidirectional overrides as
-// visible escapes (\x1b, \u202e), and invalid UTF-8 as U+FFFD, so that no
-// text from the journal can hide or reorder what the report shows.
-func printable(s string) string {
-	clean := true
-	for _, r := range s {
-		if hidden(r) {
-			clean = false
-			break
-		}
-	}
-	if clean && utf8.ValidString(s) {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 16)
-	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
-		switch {
-		case !hidden(r):
-			b.WriteRune(r)
-		case r < 0x80:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		default:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		}
-	}
-	return b.String()
-}
-
-func hidden(r rune) bool {
-	return (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f || (r >= 0x80 && r < 0xa0) ||
-		r == 0x2028 || r == 0x2029 || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x200e || r == 0x200f
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/stormctl/stormctl/internal/sanitize"
 )
 
 func buildReport(t testing.TB, lines [][]byte, head string) *Report {
@@ -135,20 +137,6 @@ func TestKeyTimesFromCharts(t *testing.T) {
 	}
 }
 
-func TestPrintable(t *testing.T) {
-	for in, want := range map[string]string{
-		"plain\ttab\nline": "plain\ttab\nline",
-		"\x1b[31mred":      `\x1b[31mred`,
-		"a\u202eb\u0085c":  `a\u202eb\u0085c`,
-		"bad \xff utf8\r":  "bad \uFFFD utf8\\x0d",
-		"del\x7f":          `del\x7f`,
-	} {
-		if got := printable(in); got != want {
-			t.Errorf("printable(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestChartGeometry(t *testing.T) {
 	sc := timeScale{from: t0, to: t0.Add(10 * time.Minute)}
 	y := func(v float64) float64 { return v }
@@ -187,6 +175,10 @@ func FuzzWriteHTML(f *testing.F) {
 		}
 	})
 }
+
+// hidden reports whether r may not reach a report as itself: whatever
+// sanitize.HTMLText would escape.
+func hidden(r rune) bool { return sanitize.HTMLText(string(r)) != string(r) }
 
 func sha256Hex(b []byte) string {
 	sum := sha256.Sum256(b)

@@ -2,10 +2,9 @@ package lab
 
 import (
 	"fmt"
-	"strings"
 	"time"
-	"unicode"
 
+	"github.com/stormctl/stormctl/internal/sanitize"
 	"github.com/stormctl/stormctl/lab/sim"
 )
 
@@ -36,11 +35,11 @@ func ClockText(sc *sim.Scenario, now time.Duration) string {
 	}
 	switch {
 	case active != nil:
-		return fmt.Sprintf("%s · %s fault for %s more", s, printable(active.Dependency), mmss(ceilSecond(active.At.D()+active.For.D()-now)))
+		return fmt.Sprintf("%s · %s fault for %s more", s, sanitize.Mask(active.Dependency, '?'), mmss(ceilSecond(active.At.D()+active.For.D()-now)))
 	case next != nil:
-		return fmt.Sprintf("%s · %s fault in %s", s, printable(next.Dependency), mmss(ceilSecond(next.At.D()-now)))
+		return fmt.Sprintf("%s · %s fault in %s", s, sanitize.Mask(next.Dependency, '?'), mmss(ceilSecond(next.At.D()-now)))
 	case ended != nil:
-		return fmt.Sprintf("%s · %s fault ended %s ago", s, printable(ended.Dependency), mmss(now-ended.At.D()-ended.For.D()))
+		return fmt.Sprintf("%s · %s fault ended %s ago", s, sanitize.Mask(ended.Dependency, '?'), mmss(now-ended.At.D()-ended.For.D()))
 	}
 	return s + " · no fault"
 }
@@ -58,15 +57,4 @@ func ceilSecond(d time.Duration) time.Duration {
 		d += time.Second - r
 	}
 	return d
-}
-
-// printable replaces what a terminal would interpret (escapes, controls) in
-// a name read from a scenario file.
-func printable(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsPrint(r) {
-			return r
-		}
-		return '?'
-	}, s)
 }

@@ -190,7 +190,7 @@ func runLab(ctx context.Context, f *Factory, o *labRunOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := f.Print(sum, func(bool) error { return printSummary(f, sum) }); err != nil {
+	if err := f.Print(sum, func(bool) error { return lab.WriteSummary(f.IO.Out, sum) }); err != nil {
 		return err
 	}
 	if o.serve != "" && ctx.Err() == nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stormctl/stormctl/internal/exit"
-	"github.com/stormctl/stormctl/internal/output"
+	"github.com/stormctl/stormctl/internal/sanitize"
 	"github.com/stormctl/stormctl/queries"
 )
 
@@ -132,7 +132,7 @@ func fleetSummary(r resultJSON) string {
 	if fl.HeldCrit != nil || fl.HeldWarn != nil {
 		s += fmt.Sprintf("; held for %s: %d crit, %d warn", r.Threshold.For, deref(fl.HeldCrit), deref(fl.HeldWarn))
 	}
-	return output.Printable(s)
+	return sanitize.Mask(s, '\uFFFD')
 }
 
 func countOr(p *int) int {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/internal/output"
+	"github.com/stormctl/stormctl/internal/sanitize"
 	"github.com/stormctl/stormctl/queries"
 )
 
@@ -194,9 +195,10 @@ func printResults(f *Factory, results []resultJSON, single bool) error {
 				if s.Held != "" && rank[s.Held] < rank[s.Status] {
 					status += " (held " + s.Held + " for " + r.Threshold.For + ")"
 				}
-				t.Row(r.ID, output.Printable(seriesName(s.Labels)), val, status, r.Unit)
+				name := sanitize.Mask(seriesName(s.Labels), '\uFFFD')
+				t.Row(r.ID, name, val, status, r.Unit)
 				if s.Status == statusNaN {
-					notes = append(notes, fmt.Sprintf("%s %s: %s", r.ID, output.Printable(seriesName(s.Labels)), queries.NaNNoData))
+					notes = append(notes, fmt.Sprintf("%s %s: %s", r.ID, name, queries.NaNNoData))
 				}
 			}
 		}

@@ -3,7 +3,7 @@ package signals
 import (
 	"sort"
 
-	"github.com/stormctl/stormctl/internal/output"
+	"github.com/stormctl/stormctl/internal/sanitize"
 	"github.com/stormctl/stormctl/queries"
 )
 
@@ -88,9 +88,9 @@ func (s Summary) Text() string {
 	}
 	switch s.State {
 	case StateNoData:
-		return name + ": no data: " + output.Printable(s.Note)
+		return name + ": no data: " + sanitize.Mask(s.Note, '\uFFFD')
 	case StateError:
-		return name + ": error: " + output.Printable(s.Note)
+		return name + ": error: " + sanitize.Mask(s.Note, '\uFFFD')
 	}
 	return queries.FleetResult{Total: s.Total, Warn: s.Warn, Crit: s.Crit}.Text(name)
 }
@@ -113,10 +113,10 @@ func (m *Model) Fleet() bool { return m.fleet }
 // dependency attacked by many callers then reads as one group.
 func (m *Model) group(p *Panel) string {
 	if dep := p.Labels[queries.ParamDependency]; m.byDependency && dep != "" {
-		return "→" + output.Printable(dep)
+		return "→" + sanitize.Mask(dep, '\uFFFD')
 	}
 	if p.Service != "" {
-		return output.Printable(p.Service)
+		return sanitize.Mask(p.Service, '\uFFFD')
 	}
 	return p.Series
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 
-	"github.com/stormctl/stormctl/internal/output"
+	"github.com/stormctl/stormctl/internal/sanitize"
 	"github.com/stormctl/stormctl/tui/common"
 )
 
@@ -26,7 +26,7 @@ func (m *Model) fleetView() string {
 	if len(layout) == 0 {
 		msg := "no series to rank"
 		if m.filter != "" {
-			msg += " for service ~ " + output.Printable(m.filter)
+			msg += " for service ~ " + sanitize.Mask(m.filter, '\uFFFD')
 		}
 		lines = append(lines, m.Styles.Muted.Render(msg))
 	}
@@ -119,7 +119,7 @@ func (m *Model) fleetLine(ln fleetLine, inner int) string {
 	p := &m.panels[m.visible[ln.vi]]
 	nameW := min(22, inner/4)
 	seriesW := min(max(inner-nameW-36, 8), 24)
-	series := strings.TrimPrefix(p.Series, output.Printable(p.Service))
+	series := strings.TrimPrefix(p.Series, sanitize.Mask(p.Service, '\uFFFD'))
 	if m.byDependency {
 		series = p.Series
 	}

@@ -10,7 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
-	"github.com/stormctl/stormctl/internal/output"
+	"github.com/stormctl/stormctl/internal/sanitize"
 	"github.com/stormctl/stormctl/queries"
 	"github.com/stormctl/stormctl/tui/common"
 )
@@ -162,7 +162,7 @@ func (m *Model) title() string {
 	case m.fleet:
 		t = "Fleet: worst first"
 	case m.drill != "":
-		t = "Signals: " + output.Printable(m.drill) + " (esc: back to the fleet)"
+		t = "Signals: " + sanitize.Mask(m.drill, '\uFFFD') + " (esc: back to the fleet)"
 	}
 	if m.filter != "" {
 		t += " (service ~ " + m.filter + ")"

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stormctl/stormctl/internal/output"
+	"github.com/stormctl/stormctl/internal/sanitize"
 	"github.com/stormctl/stormctl/queries"
 )
 
@@ -171,7 +171,7 @@ func seriesName(labels map[string]string) string {
 	if len(parts) == 0 {
 		return "all"
 	}
-	return output.Printable(strings.Join(parts, " "))
+	return sanitize.Mask(strings.Join(parts, " "), '\uFFFD')
 }
 
 // FormatValue writes v in its unit, short enough for a panel.

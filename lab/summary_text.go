@@ -1,7 +1,9 @@
-package main
+package lab
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strconv"
@@ -10,12 +12,12 @@ import (
 	"github.com/stormctl/stormctl/lab/sim"
 )
 
-// printSummary writes a lab run's summary as the incident's timeline: what
-// the retries did, when each signal fired, when the pool and then the edge
-// gave way, and how far the fleet's breakers disagreed. Names come from a
-// scenario file, so they are escaped.
-func printSummary(f *Factory, s sim.Summary) error {
-	w := f.IO.Out
+// WriteSummary writes a lab run's summary to out as the incident's
+// timeline: what the retries did, when each signal fired, when the pool
+// and then the edge gave way, and how far the fleet's breakers disagreed.
+// Names come from a scenario file, so they are escaped.
+func WriteSummary(out io.Writer, s sim.Summary) error {
+	w := new(bytes.Buffer)
 	opt := func(v *float64) string {
 		if v == nil {
 			return "never"
@@ -65,7 +67,8 @@ func printSummary(f *Factory, s sim.Summary) error {
 	for _, a := range s.Alerts {
 		fmt.Fprintf(w, "alert %-21s fires at %-6s (warns at %s, calm %s)\n", q(a.Query), opt(a.FirstFiring), opt(a.FirstWarn), a.Calm)
 	}
-	return nil
+	_, err := out.Write(w.Bytes())
+	return err
 }
 
 func sortedNames[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
