@@ -171,3 +171,32 @@ func TestPrintedRBACCoversHTTPRoutes(t *testing.T) {
 		return ruleRetry(f.get(route), 1) == "null", ruleRetry(f.get(route), 1)
 	})
 }
+
+// A cap that expires while no actuator runs is restored by the next one:
+// every rule as it was, the absent retry absent again.
+func TestHTTPRouteCapExpiredWhileStoppedRestored(t *testing.T) {
+	f := newFixture(t)
+	route := checkoutRoute(f, "checkout-to-payments")
+	m := kube.Mapping{Services: map[string]kube.ServiceObjects{"checkout": {GatewayAPI: true}}}
+	first := f.start(nil, m, "e1")
+	l := f.apply(lever.Retries, "checkout->payments", "cap:2", 4*time.Second)
+	eventually(t, "capped", func() (bool, string) {
+		got := ruleRetry(f.get(route), 1)
+		return got == `{"attempts":1}`, got
+	})
+	first.stop()
+	time.Sleep(time.Until(l.ExpiresAt) + time.Second)
+	if got := ruleRetry(f.get(route), 1); got != `{"attempts":1}` {
+		t.Fatalf("changed with no actuator running: %s", got)
+	}
+	f.start(nil, m, "e2")
+	eventually(t, "restored after expiry", func() (bool, string) {
+		now := f.get(route)
+		_, saved := now.GetAnnotations()[kube.SavedAnnotation]
+		got := ruleRetry(now, 0) + " " + ruleRetry(now, 1) + " " + ruleRetry(now, 2)
+		return !saved && got == `{"attempts":3,"backoff":"100ms","codes":[503]} null {"attempts":2}`, got
+	})
+	if r := f.entries(journal.ActuationRestored); len(r) != 1 || r[0].ActionID != l.ActionID {
+		t.Errorf("restores journaled: %s", js(r))
+	}
+}
