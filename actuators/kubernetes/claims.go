@@ -39,8 +39,13 @@ func (m Mapping) claims(levers []lever.Lever, objs objects, served map[schema.Gr
 		switch {
 		case l.Kind == lever.Autoscaling:
 			kinds = []schema.GroupVersionKind{HPAKind, ScaledObjectKind}
-		case l.Kind == lever.Retries && m.Meshed(service):
-			kinds = []schema.GroupVersionKind{VirtualServiceKind}
+		case l.Kind == lever.Retries && (m.Meshed(service) || m.GatewayRouted(service)):
+			if m.Meshed(service) {
+				kinds = append(kinds, VirtualServiceKind)
+			}
+			if m.GatewayRouted(service) {
+				kinds = append(kinds, HTTPRouteKind)
+			}
 		default:
 			continue
 		}
@@ -126,6 +131,8 @@ func (m Mapping) namesFor(service string, gvk schema.GroupVersionKind) []string 
 		return o.HPA
 	case ScaledObjectKind:
 		return o.ScaledObject
+	case HTTPRouteKind:
+		return o.HTTPRoute
 	default:
 		return o.VirtualService
 	}

@@ -1,9 +1,10 @@
 // Package kubernetes applies stormctl levers to the objects that really
 // scale and retry in a cluster: autoscaling/v2 HorizontalPodAutoscalers
-// (scaling disabled), KEDA ScaledObjects (paused) and Istio VirtualService
-// routes (retries off or capped). Every field it changes is first saved in
-// an annotation on the object, with the action id, and restored exactly
-// when the lever is released or expires; every change is journaled.
+// (scaling disabled), KEDA ScaledObjects (paused), Istio VirtualService
+// routes and Gateway API HTTPRoute rules (retries off or capped). Every
+// field it changes is first saved in an annotation on the object, with the
+// action id, and restored exactly when the lever is released or expires;
+// every change is journaled.
 package kubernetes
 
 import (
@@ -40,6 +41,13 @@ type ServiceObjects struct {
 	// sidecar, so retries levers edit its VirtualServices. A service that
 	// names a VirtualService is meshed.
 	Istio bool `yaml:"istio"`
+	// HTTPRoute names the Gateway API HTTPRoutes that carry the service's
+	// calls (its GAMMA consumer routes, or a gateway's routes); naming one
+	// marks the service as routed by Gateway API.
+	HTTPRoute []string `yaml:"httpRoute"`
+	// GatewayAPI marks the service's retries as made by its Gateway API
+	// implementation: retries levers edit its HTTPRoutes, found by label.
+	GatewayAPI bool `yaml:"gatewayAPI"`
 }
 
 // DefaultLabelKeys are the label keys tried, in order, to find a service's
@@ -92,7 +100,7 @@ func (m Mapping) validate() (string, error) {
 		for _, kind := range []struct {
 			field string
 			names []string
-		}{{"hpa", o.HPA}, {"scaledObject", o.ScaledObject}, {"virtualService", o.VirtualService}} {
+		}{{"hpa", o.HPA}, {"scaledObject", o.ScaledObject}, {"virtualService", o.VirtualService}, {"httpRoute", o.HTTPRoute}} {
 			for i, n := range kind.names {
 				if !dnsSubdomain(n) {
 					return fmt.Sprintf("$.kubernetes.services.%s.%s[%d]", svc, kind.field, i),
@@ -108,6 +116,13 @@ func (m Mapping) validate() (string, error) {
 func (m Mapping) Meshed(service string) bool {
 	o, ok := m.Services[service]
 	return ok && (o.Istio || len(o.VirtualService) > 0)
+}
+
+// GatewayRouted says whether the service's retries are made by a Gateway
+// API implementation, through its HTTPRoutes.
+func (m Mapping) GatewayRouted(service string) bool {
+	o, ok := m.Services[service]
+	return ok && (o.GatewayAPI || len(o.HTTPRoute) > 0)
 }
 
 func dnsLabel(s string) bool {

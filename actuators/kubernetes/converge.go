@@ -194,6 +194,8 @@ func describe(verb string, obj *unstructured.Unstructured, err error) string {
 		return "forbidden: " + what
 	case apierrors.IsNotFound(err):
 		return "not found: " + what
+	case apierrors.IsInvalid(err) && attemptsRefused(obj, err) != "":
+		return attemptsRefused(obj, err)
 	case apierrors.IsInvalid(err):
 		return "invalid: " + what + ": " + err.Error()
 	}

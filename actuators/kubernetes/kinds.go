@@ -19,13 +19,14 @@ var (
 )
 
 // Kinds lists them in the order the actuator works through them.
-var Kinds = []schema.GroupVersionKind{HPAKind, ScaledObjectKind, VirtualServiceKind}
+var Kinds = []schema.GroupVersionKind{HPAKind, ScaledObjectKind, VirtualServiceKind, HTTPRouteKind}
 
 // Resource names, for RBAC and messages.
 var resources = map[schema.GroupVersionKind]string{
 	HPAKind:            "horizontalpodautoscalers",
 	ScaledObjectKind:   "scaledobjects",
 	VirtualServiceKind: "virtualservices",
+	HTTPRouteKind:      "httproutes",
 }
 
 // shortNames are the kubectl short names used in messages ("hpa/checkout").
@@ -33,6 +34,7 @@ var shortNames = map[schema.GroupVersionKind]string{
 	HPAKind:            "hpa",
 	ScaledObjectKind:   "scaledobject",
 	VirtualServiceKind: "virtualservice",
+	HTTPRouteKind:      "httproute",
 }
 
 // KEDA's pause annotation; KEDA stops scaling while it is "true".
@@ -66,6 +68,8 @@ func editsFor(l *lever.Lever, obj *unstructured.Unstructured) ([]edit, error) {
 			edits = append(edits, edit{save: save, set: map[string]any{save + "/attempts": attempts}})
 		}
 		return edits, nil
+	case l.Kind == lever.Retries && gvk == HTTPRouteKind:
+		return httpRouteEdits(l, obj)
 	}
 	return nil, nil
 }

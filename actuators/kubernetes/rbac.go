@@ -6,7 +6,7 @@ import (
 )
 
 // RBAC returns the ServiceAccount, Role and RoleBinding the actuator needs
-// in namespace, as YAML for kubectl apply: read and patch the three kinds
+// in namespace, as YAML for kubectl apply: read and patch the four kinds
 // (patch only: it never creates, deletes or scales anything), the
 // leader-election Lease, and events about it.
 func RBAC(namespace, serviceAccount string) string {
@@ -31,6 +31,9 @@ rules:
   verbs: ["get", "list", "watch", "patch"]
 - apiGroups: ["networking.istio.io"]
   resources: ["virtualservices"]
+  verbs: ["get", "list", "watch", "patch"]
+- apiGroups: ["gateway.networking.k8s.io"]
+  resources: ["httproutes"]
   verbs: ["get", "list", "watch", "patch"]
 - apiGroups: ["coordination.k8s.io"]
   resources: ["leases"]

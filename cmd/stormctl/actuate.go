@@ -50,7 +50,9 @@ func newActuateKubernetesCmd(f *Factory) *cobra.Command {
                                  selectPolicy Disabled; KEDA ScaledObjects get
                                  autoscaling.keda.sh/paused: "true"
   retries SERVICE->DEP off|cap:N the service's Istio VirtualService routes to DEP get
-                                 retries.attempts 0 (or N-1), for meshed services
+                                 retries.attempts 0 (or N-1), for meshed services;
+                                 its Gateway API HTTPRoute rules to DEP get
+                                 retry.attempts 0 (or N-1), for gatewayAPI services
 
 What it changes is saved in the annotation stormctl.io/saved (with the action
 id) and restored field by field on release or expiry, even one that happened
@@ -69,7 +71,7 @@ ServiceAccount, Role and RoleBinding it needs and exits.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runActuateKubernetes(cmd.Context(), f, o) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&o.mapping, "mapping", "", "mapping file: kubernetes: {namespace, services: {NAME: {hpa, scaledObject, virtualService, istio}}}")
+	fl.StringVar(&o.mapping, "mapping", "", "mapping file: kubernetes: {namespace, services: {NAME: {hpa, scaledObject, virtualService, istio, httpRoute, gatewayAPI}}}")
 	fl.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)")
 	fl.StringVar(&o.kubeContext, "kube-context", "", "kubeconfig context to use")
 	fl.StringVar(&o.listen, "listen", ":8080", "address of /healthz, /readyz and /metrics")
