@@ -16,6 +16,9 @@ import (
 	"github.com/stormctl/stormctl/internal/exit"
 )
 
+// withKubernetes says this build links the Kubernetes client.
+const withKubernetes = true
+
 func runActuateKubernetes(ctx context.Context, f *Factory, o *actuateKubeOptions) error {
 	if err := textOnly(f, "actuate kubernetes", "it runs until stopped and logs to stderr; its actuations are in the journal, its problems in stormctl status -o json"); err != nil {
 		return err
