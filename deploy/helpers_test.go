@@ -20,4 +20,3 @@ func toolsModuleBuilds(t *testing.T, module, pkg, bin string) {
 		t.Skipf("tools module hack/%s does not build here: %v\n%s", module, err, out)
 	}
 }
-
