@@ -165,7 +165,7 @@ func severity(s queries.Status) int {
 
 // rangeQuery evaluates expr every alertStep from the epoch to end.
 func (l *Lab) rangeQuery(ctx context.Context, id, expr string, end time.Duration) (promql.Matrix, error) {
-	q, err := l.DB.Engine.NewRangeQuery(ctx, l.DB.TSDB, nil, expr, l.Epoch, l.Epoch.Add(end), alertStep)
+	q, err := l.DB.Engine.NewRangeQuery(ctx, l.DB.Store, nil, expr, l.Epoch, l.Epoch.Add(end), alertStep)
 	if err != nil {
 		return nil, fmt.Errorf("lab summary: %s: %w", id, err)
 	}

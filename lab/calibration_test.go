@@ -153,7 +153,7 @@ func edgeErrorRate(t *testing.T, l *Lab, at time.Duration) float64 {
 	return pts[len(pts)-1].F
 }
 
-// savedQuery evaluates saved query id with params over the lab's TSDB from
+// savedQuery evaluates saved query id with params over the lab's sample store from
 // time zero to simulated time at.
 func savedQuery(t *testing.T, l *Lab, id string, p queries.Params, at time.Duration) promql.Matrix {
 	t.Helper()

@@ -57,7 +57,7 @@ func TestPacedRunNeverAheadOfTheWallClock(t *testing.T) {
 		if ahead := time.Until(l.Now()); ahead > 0 {
 			t.Fatalf("the lab's present is %s ahead of the wall clock", ahead)
 		}
-		if max := l.DB.TSDB.Head().MaxTime(); max > time.Now().UnixMilli() {
+		if max := l.DB.Store.MaxTime(); max > time.Now().UnixMilli() {
 			t.Fatalf("a sample is stamped %dms ahead of the wall clock", max-time.Now().UnixMilli())
 		}
 	}

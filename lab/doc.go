@@ -1,7 +1,7 @@
-// Package lab runs a storm scenario (lab/sim) into an embedded Prometheus
-// TSDB (lab/promapi), serves the Prometheus HTTP API and /metrics over it,
-// connects the simulated fleet to a control plane, and summarises the run
-// with the saved queries of queries/.
+// Package lab runs a storm scenario (lab/sim) into an in-memory sample store
+// under Prometheus's PromQL engine (lab/promapi), serves the Prometheus HTTP
+// API and /metrics over it, connects the simulated fleet to a control plane,
+// and summarises the run with the saved queries of queries/.
 //
 // # Levers
 //

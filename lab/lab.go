@@ -53,7 +53,7 @@ type Lab struct {
 	events  []sim.LeverEvent
 }
 
-// New opens the TSDB, connects to the control plane if any and builds the
+// New opens the sample store, connects to the control plane if any and builds the
 // fleet.
 func New(opts Options) (*Lab, error) {
 	until := opts.Until
@@ -81,7 +81,7 @@ func New(opts Options) (*Lab, error) {
 		levers, events, l.events = l.levers.simLevers(), nil, opts.Events
 	}
 	s, err := sim.New(opts.Scenario, sim.Options{Seed: opts.Seed, Until: until, Epoch: l.Epoch, Speed: opts.Speed,
-		Start: now, Store: db, Levers: levers, Events: events})
+		Start: now, Store: simStore{db.Store}, Levers: levers, Events: events})
 	if err != nil {
 		l.closeLevers()
 		db.Close()
@@ -142,7 +142,7 @@ func (l *Lab) Run(ctx context.Context) error {
 	return l.Sim.Run(ctx)
 }
 
-// Close disconnects from the control plane and closes the TSDB.
+// Close disconnects from the control plane and closes the PromQL engine.
 func (l *Lab) Close() error {
 	err := l.closeLevers()
 	if cerr := l.DB.Close(); err == nil {
@@ -159,3 +159,8 @@ func (l *Lab) closeLevers() error {
 	defer cancel()
 	return l.levers.close(ctx)
 }
+
+// simStore hands the simulation the store's transactions.
+type simStore struct{ *promapi.Store }
+
+func (s simStore) Appender(ctx context.Context) sim.Appender { return s.Store.Appender(ctx) }

@@ -82,7 +82,7 @@ func TestServedStorm(t *testing.T) {
 }
 
 // BenchmarkInventoryFailover simulates 15 minutes of inventory-failover at
-// 400 rps, sampling every second into the TSDB: with no levers (the
+// 400 rps, sampling every second into the sample store: with no levers (the
 // baseline), and with the fleet reading its levers through the flags
 // provider from the embedded server, as `stormctl lab run` does. sim-s/wall-s
 // is the speed as a multiple of real time; levers-cost is the lever reads'

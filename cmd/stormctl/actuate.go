@@ -1,19 +1,9 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"log/slog"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/tools/clientcmd"
-
-	kube "github.com/stormctl/stormctl/actuators/kubernetes"
-	"github.com/stormctl/stormctl/internal/exit"
 )
 
 // actuateKubeOptions are the flags of `stormctl actuate kubernetes`.
@@ -60,9 +50,13 @@ while it was stopped: fields another writer changed meanwhile are kept and
 journaled. Replica counts are never changed. Every change is journaled
 (actuation.applied, actuation.restored, actuation.failed, actuation.conflict)
 and the actuator counts in "seen by". Run several replicas: they elect one
-leader on the Lease ` + kube.LeaseName + `. It outlives its API server: a lost
-lease means campaigning again, and discovery and watches resume when the
+leader on the Lease stormctl-actuator-kubernetes. It outlives its API server: a
+lost lease means campaigning again, and discovery and watches resume when the
 server answers.
+
+The Kubernetes client is linked only into stormctl-actuator (this command built
+with -tags actuator; docs/install.md says why): the stormctl responders install
+answers this command with where to find it.
 
 It serves /healthz, /readyz (named checks: apiserver, discovery, informers,
 leader; each failure says why) and /metrics on --listen. --print-rbac prints the
@@ -81,63 +75,4 @@ ServiceAccount, Role and RoleBinding it needs and exits.`,
 	fl.StringVar(&o.namespace, "namespace", "", "with --print-rbac and no --mapping: the namespace")
 	fl.StringVar(&o.account, "service-account", "stormctl-actuator", "with --print-rbac: the ServiceAccount name")
 	return cmd
-}
-
-func runActuateKubernetes(ctx context.Context, f *Factory, o *actuateKubeOptions) error {
-	if err := textOnly(f, "actuate kubernetes", "it runs until stopped and logs to stderr; its actuations are in the journal, its problems in stormctl status -o json"); err != nil {
-		return err
-	}
-	var m kube.Mapping
-	if o.mapping != "" {
-		var err error
-		if m, err = kube.LoadMapping(o.mapping); err != nil {
-			return exit.NewUsage(err)
-		}
-	}
-	if o.printRBAC {
-		ns := o.namespace
-		if ns == "" {
-			ns = m.Namespace
-		}
-		if ns == "" {
-			return exit.NewUsage(fmt.Errorf("--print-rbac needs --namespace or --mapping"))
-		}
-		_, err := fmt.Fprint(f.IO.Out, kube.RBAC(ns, o.account))
-		return err
-	}
-	if o.mapping == "" {
-		return exit.NewUsage(fmt.Errorf("--mapping is required"))
-	}
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = o.kubeconfig
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
-		&clientcmd.ConfigOverrides{CurrentContext: o.kubeContext}).ClientConfig()
-	if err != nil {
-		return fmt.Errorf("kubernetes actuator: no cluster configuration (in-cluster, --kubeconfig or $KUBECONFIG): %w", err)
-	}
-	store, err := f.Store(ctx)
-	if err != nil {
-		return err
-	}
-	instance := firstSet(o.instance, f.getenv("POD_NAME"))
-	if instance == "" {
-		instance, _ = os.Hostname()
-	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	log := slog.New(slog.NewTextHandler(f.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	fmt.Fprintf(f.IO.ErrOut, "stormctl: kubernetes actuator %s on %s, namespace %s, control plane %s\n", instance, cfg.Host, m.Namespace, store)
-	id := "actuator-kubernetes/" + instance
-	// The journal names the actuator itself unless --actor says otherwise.
-	return kube.Run(ctx, kube.RunOptions{Config: cfg, Mapping: m, Store: store, Instance: id,
-		Actor: firstSet(f.flags.Actor, id), Resync: o.resync, Listen: o.listen, Log: log})
-}
-
-func firstSet(vals ...string) string {
-	for _, v := range vals {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

@@ -1,3 +1,5 @@
+//go:build actuator
+
 package main
 
 import (

@@ -120,8 +120,8 @@ func (h *histogram) cumulate() {
 	}
 }
 
-// appendTo writes every live series at t (ms) into the TSDB appender.
-func (r *registry) appendTo(app storage.Appender, t int64) error {
+// appendTo writes every live series at t (ms) through the store's appender.
+func (r *registry) appendTo(app Appender, t int64) error {
 	for _, f := range r.fams {
 		for _, s := range f.series {
 			if s.dead {

@@ -15,12 +15,21 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/storage"
 )
 
-// Appendable receives the sampled series (the lab's TSDB).
+// Appendable receives the sampled series (the lab's sample store).
 type Appendable interface {
-	Appender(ctx context.Context) storage.Appender
+	Appender(ctx context.Context) Appender
+}
+
+// Appender is one scrape interval's transaction; Prometheus's
+// storage.Appender satisfies it.
+type Appender interface {
+	Append(ref storage.SeriesRef, l labels.Labels, t int64, v float64) (storage.SeriesRef, error)
+	Commit() error
+	Rollback() error
 }
 
 // Options configure a run.
@@ -270,7 +279,7 @@ func (s *Sim) tick() {
 // WriteMetrics writes the last sample of every series in the Prometheus
 // text format, for a real Prometheus to scrape: the values the lab stored
 // at its last scrape interval, stamped with that interval's time, so a
-// scraper holds the same samples as the lab's own TSDB (at most one per
+// scraper holds the same samples as the lab's own store (at most one per
 // interval it scrapes), whatever the phase of its scrapes and even when the
 // simulation runs behind the wall clock. Before the first interval it
 // writes no samples.

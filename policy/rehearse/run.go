@@ -159,7 +159,7 @@ func (m *measurer) value(expr string) *float64 {
 	if m.err != nil {
 		return nil
 	}
-	q, err := m.l.DB.Engine.NewInstantQuery(m.ctx, m.l.DB.TSDB, nil, expr, m.at)
+	q, err := m.l.DB.Engine.NewInstantQuery(m.ctx, m.l.DB.Store, nil, expr, m.at)
 	if err != nil {
 		m.err = fmt.Errorf("lab query %s: %w", expr, err)
 		return nil

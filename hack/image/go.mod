@@ -1,0 +1,15 @@
+// Tools module for the container image: builds an OCI image of a static
+// stormctl binary with go-containerregistry, without a container engine.
+// Kept apart from the main module so it never enters stormctl's graph.
+module github.com/stormctl/stormctl/hack/image
+
+go 1.26.0
+
+require github.com/google/go-containerregistry v0.22.1
+
+require (
+	github.com/klauspost/compress v1.19.2 // indirect
+	github.com/opencontainers/go-digest v1.0.0 // indirect
+	github.com/opencontainers/image-spec v1.1.1 // indirect
+	golang.org/x/sync v0.22.0 // indirect
+)
