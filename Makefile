@@ -6,8 +6,8 @@ FUZZTIME ?= 30s
 # test installs the servers the suite needs when they are missing, then runs
 # every test with the race detector.
 test: deps
-	$(GO) test -race -timeout 20m ./...
-	$(GO) test -race -timeout 10m -tags actuator -run 'Actuate' ./cmd/stormctl  # stormctl-actuator's own tests
+	$(GO) test -race -timeout 35m ./...
+	$(GO) test -race -timeout 10m -tags actuator -run 'Actuate|TestHostileInputFiles' ./cmd/stormctl  # stormctl-actuator's own tests
 
 deps:
 	@./scripts/install-test-deps.sh

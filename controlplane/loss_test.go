@@ -50,7 +50,7 @@ func TestFailoverLossDetected(t *testing.T) {
 	ctx := context.Background()
 	primary, replica := startReplicated(t)
 	sentinel, sc := startFailoverSentinel(t, primary.Addr)
-	s, err := Open(ctx, config.Redis{URL: "redis+sentinel://" + sentinel + "/mymaster", Namespace: "f", WaitTimeout: config.Duration(300 * time.Millisecond)},
+	s, err := Open(ctx, config.Redis{URL: "redis+sentinel://" + sentinel + "/mymaster", Namespace: "f", WaitTimeout: config.Duration(2 * time.Second)},
 		func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)

@@ -115,6 +115,9 @@ func TestHostileInputFiles(t *testing.T) {
 		{"many.yaml", `many\.yaml:\d+:\d+: unknown field|many\.yaml:1:\d+: mapping was used where sequence|many\.yaml:1:1: .*\n(.*\n){19}\.\.\. and \d+ more problems`},
 	}
 	for _, in := range inputs {
+		if in.name == "mapping" && !withKubernetes {
+			continue // the mapping is read by stormctl-actuator: make test runs this test again with -tags actuator
+		}
 		for _, sh := range shapes {
 			t.Run(in.name+"/"+sh.file, func(t *testing.T) {
 				args := in.args(files[sh.file])

@@ -128,8 +128,8 @@ func TestACLPrintUsersCoverEveryCommandPath(t *testing.T) {
 		p.as(who, exit.OK, who, "action", "plan", "retries", "checkout->payments", "off", "--ttl", "10m", "--reason", "look")
 		res, _ := p.as(who, exit.OK, who, append([]string{"retries", "off", "checkout->payments", "-o", "json"}, applyArgs...)...)
 		aid := res["action_id"].(string)
-		p.as(who, exit.OK, who, "action", "extend", aid, "--ttl", "20m", "--reason", "still storming")
-		p.as(who, exit.OK, who, "action", "release", aid, "--reason", "recovered")
+		p.as(who, exit.OK, who, "action", "extend", aid, "--ttl", "20m", "--reason", "still storming", "--yes")
+		p.as(who, exit.OK, who, "action", "release", aid, "--reason", "recovered", "--yes")
 		p.as(who, exit.Pending, who, "action", "apply", "autoscaling", "checkout", "frozen", "--ttl", "10m", "--reason", "freeze", "--force", "--yes")
 		// A refusal is journaled under the user's own actor.
 		p.as(who, exit.Refused, who, "retries", "off", "checkout->paymnts", "--ttl", "10m", "--reason", "typo", "--yes")
@@ -151,7 +151,7 @@ func TestACLPrintUsersCoverEveryCommandPath(t *testing.T) {
 	}
 	for requester, approver := range map[string]string{"alice": "bob", "automation": "alice", "bob": "alice"} {
 		res, _ := p.as(approver, exit.OK, approver, "action", "approve", reqs[requester], "--yes", "-o", "json")
-		p.as(approver, exit.OK, approver, "action", "release", res["action_id"].(string), "--reason", "recovered")
+		p.as(approver, exit.OK, approver, "action", "release", res["action_id"].(string), "--reason", "recovered", "--yes")
 	}
 	runBy := 0
 	for _, en := range p.journalEntries() {
