@@ -72,13 +72,9 @@ func recordedFleetExpr(q *Query, pack string, top int) string {
 // rules is Rules (base) with the fleet rules of top > 0 (see
 // RulesWithFleet), or only the fleet rules (!base, see FleetRules).
 func (c *Catalog) rules(pack string, p Params, top int, base bool) ([]byte, error) {
-	packs := c.packs
-	if pack != "" {
-		pk, err := c.Pack(pack)
-		if err != nil {
-			return nil, err
-		}
-		packs = []*Pack{pk}
+	packs, err := c.packsNamed(pack)
+	if err != nil {
+		return nil, err
 	}
 	var f ruleFile
 	for _, pk := range packs {

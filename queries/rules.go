@@ -129,13 +129,9 @@ func AlertName(queryID string) string { return alertName(queryID, "") }
 // opens the dashboard on the service with that playbook. The rules read
 // the raw metrics, so they need no recording rules beside them.
 func (c *Catalog) AlertRules(pack string, p Params, playbook func(queryID string) string) ([]byte, error) {
-	packs := c.packs
-	if pack != "" {
-		pk, err := c.Pack(pack)
-		if err != nil {
-			return nil, err
-		}
-		packs = []*Pack{pk}
+	packs, err := c.packsNamed(pack)
+	if err != nil {
+		return nil, err
 	}
 	var f ruleFile
 	for _, pk := range packs {
@@ -217,4 +213,16 @@ func alertRule(q *Query, r *Rendered, pk *Pack, p Params, playbook string) (rule
 		rl.For = promDuration(r.Threshold.For)
 	}
 	return rl, true
+}
+
+// packsNamed is every pack for "", else the one named pack.
+func (c *Catalog) packsNamed(pack string) ([]*Pack, error) {
+	if pack == "" {
+		return c.packs, nil
+	}
+	pk, err := c.Pack(pack)
+	if err != nil {
+		return nil, err
+	}
+	return []*Pack{pk}, nil
 }
