@@ -69,7 +69,8 @@ type Deps struct {
 	Journal  Journal
 	Actions  Actions // nil in read-only mode
 	Playbook Playbook
-	Report   Reporter // nil: no report key
+	Report   Reporter    // nil: no report key
+	Loss     LossChecker // nil: no journal-loss banner
 }
 
 type typedKey struct{}

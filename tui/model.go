@@ -37,6 +37,9 @@ type Options struct {
 	// AcksEvery is how often "seen by N instances" and Redis's health are
 	// read; default 5s.
 	AcksEvery time.Duration
+	// LossEvery is how often the journal's position is checked for a
+	// loss; default DefaultLossEvery.
+	LossEvery time.Duration
 	// Clock, if set, is a second clock for the header: `stormctl demo`
 	// shows the lab's time and when its fault starts.
 	Clock func() string
@@ -103,6 +106,8 @@ type Model struct {
 	// refresh of older targets is dropped when it arrives.
 	gen   int
 	drill string
+
+	banner banner // the journal loss and the cut answers (banner.go)
 }
 
 // New builds the dashboard. ctx bounds every command it starts: cancel it
@@ -113,6 +118,9 @@ func New(ctx context.Context, deps Deps, opts Options) *Model {
 	}
 	if opts.AcksEvery <= 0 {
 		opts.AcksEvery = 5 * time.Second
+	}
+	if opts.LossEvery <= 0 {
+		opts.LossEvery = DefaultLossEvery
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -164,6 +172,9 @@ func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{m.tick(), m.refresh()}
 	if m.deps.Store != nil {
 		cmds = append(cmds, m.subscribe(), m.readAcks())
+	}
+	if m.deps.Loss != nil {
+		cmds = append(cmds, m.checkLoss())
 	}
 	if m.deps.Journal != nil {
 		cmds = append(cmds, m.tailJournal())

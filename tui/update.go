@@ -117,6 +117,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.playbook.SetProgress(msg.Text)
 		}
 	default:
+		if cmd, ok := m.extraMsg(msg); ok {
+			return m, cmd
+		}
 		return m, m.actionMsg(msg)
 	}
 	return m, nil

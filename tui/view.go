@@ -32,7 +32,7 @@ func (m *Model) SetSize(w, h int) {
 func (m *Model) wide() bool { return m.Width >= wideWidth && m.bodyHeight() >= wideHeight }
 
 func (m *Model) bodyHeight() int {
-	return max(m.Height-lipgloss.Height(m.header.View())-2, 0)
+	return max(m.Height-lipgloss.Height(m.header.View())-2-len(m.bannerLines()), 0)
 }
 
 func (m *Model) layout() {
@@ -89,7 +89,8 @@ func (m *Model) View() string {
 	}
 	// The last guard: whatever untrusted text reached the frame shows as
 	// text; only the frame's own styles act on the terminal.
-	return sanitize.Frame(strings.Join([]string{head, body, m.statusLine(), m.helpLine()}, "\n"))
+	parts := append(append([]string{head}, m.bannerLines()...), body, m.statusLine(), m.helpLine())
+	return sanitize.Frame(strings.Join(parts, "\n"))
 }
 
 func (m *Model) lowerView() string {

@@ -112,6 +112,9 @@ func runDash(ctx context.Context, f *Factory, o *dashOptions, extra *dashExtra) 
 	if err == nil {
 		deps.Store = store
 		deps.Journal = store.Journal()
+		// The machine's mark, shared with status and flagd serve: a loss
+		// any of them saw before the dashboard opened still shows.
+		deps.Loss = controlplane.NewLossDetector(store, store.MarkPath(f.getenv))
 		if !o.readOnly {
 			if svc, err = f.Actions(ctx, nil); err != nil {
 				return err
