@@ -33,8 +33,9 @@ type Client struct {
 	Limits  Limits // the caps on one answer
 
 	pacer      *pacer
-	clientCert bool        // a TLS client certificate is configured
-	certAsked  atomic.Bool // the server asked for a client certificate
+	budget     atomic.Pointer[Budget] // shared by the answers in flight; nil: none
+	clientCert bool                   // a TLS client certificate is configured
+	certAsked  atomic.Bool            // the server asked for a client certificate
 }
 
 // NewClient builds a client from a context's prometheus section. Secrets
@@ -65,7 +66,7 @@ func NewClient(cfg config.Prometheus, getenv func(string) string) (*Client, erro
 		timeout = DefaultHTTPTimeout
 	}
 	c.Limits = LimitsOf(cfg.Limits)
-	c.pacer = &pacer{next: &limitTransport{next: auth, limits: c.Limits, address: c.Address}, now: time.Now}
+	c.pacer = &pacer{next: &limitTransport{next: auth, limits: c.Limits, address: c.Address, budget: &c.budget}, now: time.Now}
 	ac, err := api.NewClient(api.Config{Address: cfg.URL, Client: &http.Client{Transport: c.pacer, Timeout: timeout}})
 	if err != nil {
 		return nil, exit.NewUsage(fmt.Errorf("prometheus.url %q: %w", cfg.URL, err))

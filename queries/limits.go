@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/stormctl/stormctl/internal/config"
 )
@@ -63,22 +64,31 @@ type LimitError struct {
 
 func (e *LimitError) Error() string {
 	what := fmt.Sprintf("more than %s", sizeOf(e.Value))
-	if e.Limit == "max-series" {
+	switch e.Limit {
+	case "max-series":
 		what = fmt.Sprintf("more than %d series", e.Value)
+	case LimitBudget:
+		return fmt.Sprintf("the answer does not fit %s, not read past it after %d complete series", budgetText(e.Value), e.Kept)
 	}
 	return fmt.Sprintf("the answer holds %s (prometheus.limits.%s), not read past it after %d complete series", what, e.Limit, e.Kept)
 }
 
 const hintLimit = "use --top or a narrower selector, or raise the limit in the context"
 
+// hintBudget is the way out of the shared budget: ask for less at once.
+const hintBudget = "use --service, --top or a narrower selector"
+
 // cutMessage is the warning added to an answer cut after kept series.
 func cutMessage(address, limit string, value int64, kept int) string {
-	what := sizeOf(value)
-	if limit == "max-series" {
+	what, why, hint := sizeOf(value), "prometheus.limits."+limit, hintLimit
+	switch limit {
+	case "max-series":
 		what = fmt.Sprintf("%d series", value)
+	case LimitBudget:
+		what, why, hint = budgetText(value), "this process's memory budget", hintBudget
 	}
-	return fmt.Sprintf("%s at %s (prometheus.limits.%s): %s sent more, only the first %d series are kept; %s",
-		CutPrefix, what, limit, address, kept, hintLimit)
+	return fmt.Sprintf("%s at %s (%s): %s sent more, only the first %d series are kept; %s",
+		CutPrefix, what, why, address, kept, hint)
 }
 
 func sizeOf(n int64) string {
@@ -94,6 +104,7 @@ type limitTransport struct {
 	next    http.RoundTripper
 	limits  Limits
 	address string
+	budget  *atomic.Pointer[Budget] // nil: none
 }
 
 func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -109,7 +120,8 @@ func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	case strings.HasSuffix(p, "/api/v1/series"), strings.HasSuffix(p, "/api/v1/labels"), strings.HasSuffix(p, "/values"):
 		list = listData
 	}
-	resp.Body = &capReader{src: resp.Body, limits: t.limits, address: t.address, list: list}
+	ch, own := chargeOf(req.Context(), t.budget)
+	resp.Body = &capReader{src: resp.Body, limits: t.limits, address: t.address, list: list, charge: ch, ownCharge: own}
 	resp.ContentLength = -1
 	return resp, nil
 }
@@ -142,6 +154,9 @@ type capReader struct {
 	buf   []byte // pend's own buffer while it holds no large element
 
 	sc scanState
+
+	charge    *charge // the shared budget's share; nil: none
+	ownCharge bool    // released on Close (a call outside the runner)
 }
 
 // scanState follows the JSON structure as far as cutting needs: the keys
@@ -184,7 +199,12 @@ func (r *capReader) Read(p []byte) (int, error) {
 	}
 }
 
-func (r *capReader) Close() error { return r.src.Close() }
+func (r *capReader) Close() error {
+	if r.ownCharge {
+		r.charge.release()
+	}
+	return r.src.Close()
+}
 
 // chunk is how much fill reads at once.
 const chunk = 32 << 10
@@ -200,13 +220,20 @@ func (r *capReader) fill() {
 	r.pend = slices.Grow(r.pend, chunk)
 	start := len(r.pend)
 	n, err := r.src.Read(r.pend[start : start+chunk])
-	over := false
+	over, spent := false, false
 	if left := r.limits.MaxBytes - r.read; int64(n) > left {
 		n, over = int(left), true
+	}
+	if r.charge != nil && n > 0 && !r.charge.take(int64(n)) {
+		n, spent = 0, true
 	}
 	r.read += int64(n)
 	r.pend = r.pend[:start+n]
 	if r.scanFrom(start) {
+		return
+	}
+	if spent {
+		r.cut(LimitBudget, r.charge.b.Max)
 		return
 	}
 	if over {

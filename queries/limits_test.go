@@ -8,19 +8,15 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
-	"runtime/metrics"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/prometheus/common/model"
 
 	"github.com/stormctl/stormctl/internal/config"
+	"github.com/stormctl/stormctl/internal/testenv"
 )
 
 // stream is an answer generated as it is sent, never held whole: head,
@@ -72,49 +68,9 @@ const (
 	vectorEnd  = `]}}`
 )
 
-// peakHeap runs f and returns the largest live heap seen while it ran,
-// sampled every millisecond, above the heap before it, and the CPU time
-// the process spent meanwhile (wall time says little on a busy machine).
-func peakHeap(t *testing.T, f func()) (uint64, time.Duration) {
-	t.Helper()
-	runtime.GC()
-	cpu := func() time.Duration {
-		var ru syscall.Rusage
-		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-			t.Fatal(err)
-		}
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
-	cpu0 := cpu()
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
-	base := read()
-	var peak atomic.Uint64
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		tick := time.NewTicker(time.Millisecond)
-		defer tick.Stop()
-		for {
-			if v := read(); v > peak.Load() {
-				peak.Store(v)
-			}
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-		}
-	})
-	f()
-	close(done)
-	wg.Wait()
-	took := cpu() - cpu0
-	if p := peak.Load(); p > base {
-		return p - base, took
-	}
-	return 0, took
-}
+// peakHeap is testenv.PeakHeap: the live heap's high-water mark while f
+// runs, and the CPU time it took.
+func peakHeap(t *testing.T, f func()) (uint64, time.Duration) { return testenv.PeakHeap(t, f) }
 
 func limitedClient(t *testing.T, url string, l config.PrometheusLimits) *Client {
 	t.Helper()
@@ -302,5 +258,35 @@ func TestLimitRefreshBudget(t *testing.T) {
 	t.Logf("3 refreshes of %d queries, 10^6 series each: peak heap %d MB, %v CPU", len(reqs), peak>>20, took)
 	if peak > 128<<20 {
 		t.Fatalf("peak heap %d MB, want ≤ 128 MB", peak>>20)
+	}
+}
+
+// TestLimitSharedBudget: answers in flight at once share one budget; past
+// it each is cut after its complete series with a warning naming the
+// budget and the way out, and the bytes held together never pass the
+// budget plus each answer's floor.
+func TestLimitSharedBudget(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(stream{head: vectorHead, elem: vectorElem, sep: ",", end: vectorEnd, n: 1_000_000}.serve))
+	defer srv.Close()
+	c := limitedClient(t, srv.URL, config.PrometheusLimits{MaxSeries: 1_000_000})
+	b := NewBudget(4 << 20)
+	c.SetBudget(b)
+	r := NewRunner(c, RunnerOptions{Timeout: 30 * time.Second})
+	var reqs []Request
+	for i := range 2 * DefaultConcurrency {
+		reqs = append(reqs, Request{Key: strconv.Itoa(i), Expr: "x" + strconv.Itoa(i)})
+	}
+	for _, res := range r.RunAll(context.Background(), reqs) {
+		w := CutWarning(res.Warnings)
+		if res.Err != nil || len(res.Series) == 0 || !strings.Contains(w, "the 4 MiB shared by the answers in flight (this process's memory budget)") ||
+			!strings.Contains(w, hintBudget) {
+			t.Errorf("%s: %d series, %q, %v", res.Request.Key, len(res.Series), res.Warnings, res.Err)
+		}
+	}
+	if most := b.Max + DefaultConcurrency*b.Floor; b.Peak() > most {
+		t.Fatalf("the answers held %d bytes at once, want ≤ %d", b.Peak(), most)
+	}
+	if b.used != 0 {
+		t.Fatalf("%d bytes still held after every evaluation ended", b.used)
 	}
 }

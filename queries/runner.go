@@ -191,6 +191,8 @@ func (r *Runner) evaluate(ctx context.Context, key string, req Request) Result {
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.opts.Timeout)
 	defer cancel()
+	ctx, held := r.c.withCharge(ctx)
+	defer held.release() // the answer is decoded by then
 	start := r.opts.Now()
 	res := Result{Request: req, At: req.Time}
 	if res.At.IsZero() {

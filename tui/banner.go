@@ -36,16 +36,28 @@ func (m *Model) bannerLines() []string {
 	w := m.Width
 	var lines []string
 	if m.banner.loss != "" {
-		text := "JOURNAL LOSS: " + m.banner.loss
-		for _, l := range strings.Split(lipgloss.NewStyle().Width(w).Render(text), "\n") {
-			lines = append(lines, common.Fit(m.Styles.Crit.Render(strings.TrimRight(l, " ")), w))
-		}
+		lines = append(lines, wrapped(m.Styles.Crit, "JOURNAL LOSS: "+m.banner.loss, w, 4)...)
 	}
 	for _, c := range m.banner.cuts {
-		lines = append(lines, common.Fit(m.Styles.Warn.Render("✂ "+c), w))
+		lines = append(lines, wrapped(m.Styles.Warn, "✂ "+c, w, 2)...)
 	}
 	if most := max(m.Height/4, 1); len(lines) > most {
 		lines = lines[:most]
 	}
 	return lines
+}
+
+// wrapped is text wrapped at width w in style st, at most n lines, each
+// exactly w cells (the last one cut with an ellipsis if more was left).
+func wrapped(st lipgloss.Style, text string, w, n int) []string {
+	ls := strings.Split(lipgloss.NewStyle().Width(w).Render(text), "\n")
+	if len(ls) > n {
+		ls[n-1] = strings.TrimRight(ls[n-1], " ") + " " + ls[n]
+		ls = ls[:n]
+	}
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = common.Fit(st.Render(strings.TrimRight(l, " ")), w)
+	}
+	return out
 }

@@ -42,6 +42,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.signals.SetFleet(true, signals.Summaries(m.targets, msg.results), "")
 		}
 		m.signals.SetPanels(signals.Build(m.targets, msg.results), msg.at)
+		m.noteCuts(msg.results)
 		m.header.Refreshed = msg.at
 		m.header.Prom = promHealth(msg.results)
 		return m, m.scheduleRefresh()

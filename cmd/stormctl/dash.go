@@ -104,6 +104,11 @@ func runDash(ctx context.Context, f *Factory, o *dashOptions, extra *dashExtra) 
 	deps := tui.Deps{}
 	if runner, err := f.Runner(); err == nil {
 		deps.Querier = runner
+		if c, err := f.PromClient(); err == nil {
+			// Whatever Prometheus sends, the dashboard's answers in flight
+			// hold at most this much together; a cut says so on screen.
+			c.SetBudget(queries.NewBudget(queries.DefaultDashBudget))
+		}
 	} else {
 		warnings = append(warnings, "prometheus: "+err.Error())
 	}
