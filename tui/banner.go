@@ -24,6 +24,10 @@ func (m *Model) extraMsg(msg tea.Msg) (tea.Cmd, bool) {
 		return m.lossChecked(msg), true
 	case lossTickMsg:
 		return m.checkLoss(), true
+	case alertsMsg:
+		return m.alertsRead(msg), true
+	case alertsTickMsg:
+		return m.readAlerts(), true
 	}
 	return nil, false
 }
@@ -40,6 +44,9 @@ func (m *Model) bannerLines() []string {
 	}
 	for _, c := range m.banner.cuts {
 		lines = append(lines, wrapped(m.Styles.Warn, "✂ "+c, w, 2)...)
+	}
+	if m.alertsInBanner() {
+		lines = append(lines, common.Fit(m.alerts.Summary(), w))
 	}
 	if most := max(m.Height/4, 1); len(lines) > most {
 		lines = lines[:most]
@@ -61,3 +68,13 @@ func wrapped(st lipgloss.Style, text string, w, n int) []string {
 	}
 	return out
 }
+
+// alertsInBanner reports whether the alerts show as one banner line rather
+// than a section: on terminals where the wide layout has no room for it.
+func (m *Model) alertsInBanner() bool {
+	return m.alertsShown() && (m.Width < wideWidth || m.Height < wideHeight+alertsRoom)
+}
+
+// alertsRoom is the height the wide layout needs beyond wideHeight to give
+// the alerts a section of their own.
+const alertsRoom = 8

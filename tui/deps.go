@@ -71,6 +71,9 @@ type Deps struct {
 	Playbook Playbook
 	Report   Reporter    // nil: no report key
 	Loss     LossChecker // nil: no journal-loss banner
+	// Alerts and Autopilot feed the alerts section; both nil: none.
+	Alerts    AlertSource
+	Autopilot AutopilotSource
 }
 
 type typedKey struct{}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stormctl/stormctl/playbooks"
 	"github.com/stormctl/stormctl/tui/common"
+	alertsview "github.com/stormctl/stormctl/tui/components/alerts"
 	"github.com/stormctl/stormctl/tui/components/dialog"
 	"github.com/stormctl/stormctl/tui/components/header"
 	"github.com/stormctl/stormctl/tui/components/journal"
@@ -40,6 +41,9 @@ type Options struct {
 	// LossEvery is how often the journal's position is checked for a
 	// loss; default DefaultLossEvery.
 	LossEvery time.Duration
+	// AlertsEvery is how often Alertmanager and the autopilot are read
+	// while they answer; default DefaultAlertsEvery.
+	AlertsEvery time.Duration
 	// Clock, if set, is a second clock for the header: `stormctl demo`
 	// shows the lab's time and when its fault starts.
 	Clock func() string
@@ -108,6 +112,12 @@ type Model struct {
 	drill string
 
 	banner banner // the journal loss and the cut answers (banner.go)
+
+	// The alerts section (alerts.go): Alertmanager's alerts, the
+	// incident of each by its labels, and the wait before the next read.
+	alerts        *alertsview.Model
+	alertIncident map[string]string
+	alertsRetry   time.Duration
 }
 
 // New builds the dashboard. ctx bounds every command it starts: cancel it
@@ -118,6 +128,9 @@ func New(ctx context.Context, deps Deps, opts Options) *Model {
 	}
 	if opts.AcksEvery <= 0 {
 		opts.AcksEvery = 5 * time.Second
+	}
+	if opts.AlertsEvery <= 0 {
+		opts.AlertsEvery = DefaultAlertsEvery
 	}
 	if opts.LossEvery <= 0 {
 		opts.LossEvery = DefaultLossEvery
@@ -143,6 +156,7 @@ func New(ctx context.Context, deps Deps, opts Options) *Model {
 	m.header.ReadOnly, m.header.Clock, m.header.Advisory = opts.ReadOnly, opts.Clock, opts.Advisory != ""
 	m.header.Prom.Configured, m.header.Redis.Configured = deps.Querier != nil, deps.Store != nil
 	m.signals, m.levers, m.journal = signals.New(c), levers.New(c), journal.New(c)
+	m.alerts = alertsview.New(c)
 	if deps.Playbook != nil {
 		m.pb = &lockedPlaybook{p: deps.Playbook}
 		pb := deps.Playbook.Playbook()
@@ -175,6 +189,9 @@ func (m *Model) Init() tea.Cmd {
 	}
 	if m.deps.Loss != nil {
 		cmds = append(cmds, m.checkLoss())
+	}
+	if m.alertsShown() {
+		cmds = append(cmds, m.readAlerts())
 	}
 	if m.deps.Journal != nil {
 		cmds = append(cmds, m.tailJournal())

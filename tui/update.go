@@ -95,6 +95,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, tea.Batch(m.fail("journal", msg.err), m.refollowLater(msg.after))
 		}
 		m.journal.Add(safeEntries(msg.entries)...)
+		m.noteAlertEntries(msg.entries)
 		m.recovered("journal")
 		return m, m.follow(msg.after)
 	case followStartMsg:
@@ -159,6 +160,7 @@ func (m *Model) followed(msg followMsg) tea.Cmd {
 		return waitFollow(msg.ch, after)
 	}
 	m.journal.Add(safeEntries([]journal.Entry{it.entry})...)
+	m.noteAlertEntries([]journal.Entry{it.entry})
 	var cmd tea.Cmd
 	if (it.entry.Event == journal.ActionRequested || it.entry.Event == journal.ActionApproved) && m.deps.Actions != nil {
 		cmd = m.readApprovals()

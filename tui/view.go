@@ -40,7 +40,9 @@ func (m *Model) layout() {
 	if m.wide() {
 		left := w * 62 / 100
 		right := w - left
-		m.signals.SetSize(left, h)
+		ah := m.alertsHeight(h)
+		m.signals.SetSize(left, h-ah)
+		m.alerts.SetSize(left, ah)
 		lv := max(h*30/100, 5)
 		pb := max(h*35/100, 5)
 		m.levers.SetSize(right, lv)
@@ -83,7 +85,7 @@ func (m *Model) View() string {
 		body = lipgloss.Place(m.Width, h, lipgloss.Center, lipgloss.Center, m.dialog.View())
 	case m.wide():
 		right := lipgloss.JoinVertical(lipgloss.Left, m.levers.View(), m.playbook.View(), m.journal.View())
-		body = lipgloss.JoinHorizontal(lipgloss.Top, m.signals.View(), right)
+		body = lipgloss.JoinHorizontal(lipgloss.Top, m.leftView(), right)
 	default:
 		body = lipgloss.JoinVertical(lipgloss.Left, m.signals.View(), m.lowerView())
 	}

@@ -135,7 +135,10 @@ func runDash(ctx context.Context, f *Factory, o *dashOptions, extra *dashExtra) 
 	}
 	if deps.Store != nil {
 		deps.Report = reportWriter{f: f, dir: "."}
+	} else {
+		store = nil
 	}
+	dashAlerts(&deps, cfg, store)
 	incident := o.incident
 	if incident == "" && deps.Store != nil {
 		incident = currentIncidentID(ctx, store)

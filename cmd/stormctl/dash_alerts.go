@@ -1,0 +1,24 @@
+package main
+
+import (
+	"net/http"
+
+	"github.com/stormctl/stormctl/actions"
+	"github.com/stormctl/stormctl/controlplane"
+	"github.com/stormctl/stormctl/internal/alertmanager"
+	"github.com/stormctl/stormctl/internal/config"
+	"github.com/stormctl/stormctl/tui"
+)
+
+// dashAlerts adds the alerts section's sources: Alertmanager when the
+// context names it (alerts.alertmanager-url), the autopilot when Redis is
+// there to read it from (nil store: it is not).
+func dashAlerts(deps *tui.Deps, cfg *config.Resolved, store *controlplane.Store) {
+	if u := cfg.Alerts.AlertmanagerURL; u != "" {
+		deps.Alerts = &alertmanager.Client{URL: u, HTTP: &http.Client{Timeout: alertmanager.DefaultTimeout}}
+	}
+	if store != nil {
+		deps.Autopilot = tui.ServiceAutopilot{Service: &actions.Service{Store: actions.FromStore(store), Clock: actions.SystemClock{}},
+			Allowed: len(cfg.Autopilot) > 0}
+	}
+}
