@@ -76,6 +76,31 @@ func (m *Model) readAlerts() tea.Cmd {
 	}
 }
 
+// alertHistoryLen is how far back the journal is read once for the
+// incidents of alerts that fired before the dashboard opened.
+const alertHistoryLen = 1000
+
+type alertHistoryMsg struct{ entries []journal.Entry }
+
+// readAlertHistory reads the journal's recent alert.fired entries once;
+// later ones arrive with the journal's follow.
+func (m *Model) readAlertHistory() tea.Cmd {
+	j, ctx := m.deps.Journal, m.Ctx
+	return func() tea.Msg {
+		recs, err := j.Tail(ctx, alertHistoryLen)
+		if err != nil {
+			return nil // the journal section reports its own errors
+		}
+		var msg alertHistoryMsg
+		for _, r := range recs {
+			if e, err := journal.Parse(r.Data); err == nil && e.Event == alerts.AlertFired {
+				msg.entries = append(msg.entries, e)
+			}
+		}
+		return msg
+	}
+}
+
 // alertsRead shows an answer and schedules the next read: the usual
 // interval, or a jittered, doubling wait while Alertmanager is down.
 func (m *Model) alertsRead(msg alertsMsg) tea.Cmd {

@@ -84,6 +84,13 @@ func TestAlertsFromAlertmanager(t *testing.T) {
 	if err != nil || out.Incident == "" {
 		t.Fatalf("receiver: %+v %v", out, err)
 	}
+	// More entries than the journal section's first read: the incident is
+	// found further back.
+	for range tailLen + 10 {
+		if _, err := store.Append(ctx, journal.Entry{Event: journal.Note, Actor: "bob", Reason: "watching"}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if _, err := alerts.SetPaused(ctx, svc, true, "carol", "game day"); err != nil {
 		t.Fatal(err)
 	}

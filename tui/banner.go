@@ -28,6 +28,9 @@ func (m *Model) extraMsg(msg tea.Msg) (tea.Cmd, bool) {
 		return m.alertsRead(msg), true
 	case alertsTickMsg:
 		return m.readAlerts(), true
+	case alertHistoryMsg:
+		m.noteAlertEntries(msg.entries)
+		return nil, true
 	}
 	return nil, false
 }

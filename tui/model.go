@@ -193,6 +193,9 @@ func (m *Model) Init() tea.Cmd {
 	if m.alertsShown() {
 		cmds = append(cmds, m.readAlerts())
 	}
+	if m.deps.Alerts != nil && m.deps.Journal != nil {
+		cmds = append(cmds, m.readAlertHistory())
+	}
 	if m.deps.Journal != nil {
 		cmds = append(cmds, m.tailJournal())
 	}

@@ -48,7 +48,13 @@ the target is typed. Press ? for every key.
 Panels refresh through the shared query runner (one query in flight per panel,
 backing off when Prometheus struggles; stale data is marked stale). Levers
 arrive through the control plane's change feed and the journal is followed,
-not polled. --read-only hides every action.`,
+not polled. --read-only hides every action.
+
+A banner says when the control plane's journal went back (a failover lost
+entries: run stormctl journal sync) and which answers Prometheus sent past a
+cap were cut; the dashboard's answers in flight share a fixed memory budget.
+With alerts.alertmanager-url in the context, Alertmanager's alerts and their
+incidents show beside the panels, with the autopilot's state.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runDash(cmd.Context(), f, o, nil) },
 	}
