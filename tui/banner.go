@@ -35,21 +35,22 @@ func (m *Model) extraMsg(msg tea.Msg) (tea.Cmd, bool) {
 	return nil, false
 }
 
-// bannerLines draws the banner at width w, at most a quarter of the
-// height (one line at least when there is anything to say): the loss
+// bannerLines draws the banner at the model's width, at most a quarter of
+// the height (one line at least when there is anything to say): the loss
 // first, wrapped, since acting on levers that may be gone is the worse
-// mistake; then the cuts.
+// mistake; then the alerts' line where they have no section; then the
+// cuts.
 func (m *Model) bannerLines() []string {
 	w := m.Width
 	var lines []string
 	if m.banner.loss != "" {
 		lines = append(lines, wrapped(m.Styles.Crit, "JOURNAL LOSS: "+m.banner.loss, w, 4)...)
 	}
-	for _, c := range m.banner.cuts {
-		lines = append(lines, wrapped(m.Styles.Warn, "✂ "+c, w, 2)...)
-	}
 	if m.alertsInBanner() {
 		lines = append(lines, common.Fit(m.alerts.Summary(), w))
+	}
+	for _, c := range m.banner.cuts {
+		lines = append(lines, wrapped(m.Styles.Warn, "✂ "+c, w, 2)...)
 	}
 	if most := max(m.Height/4, 1); len(lines) > most {
 		lines = lines[:most]
