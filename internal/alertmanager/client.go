@@ -25,7 +25,7 @@ const (
 )
 
 // Alert is one alert of GET /api/v2/alerts (gettableAlert in Alertmanager's
-// api/v2/openapi.yaml).
+// api/v2/openapi.yaml); the fields the dashboard shows.
 type Alert struct {
 	Labels      map[string]string `json:"labels"`
 	Annotations map[string]string `json:"annotations"`

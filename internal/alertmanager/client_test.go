@@ -11,8 +11,10 @@ import (
 	"github.com/stormctl/stormctl/internal/yamlfile"
 )
 
-// alertJSON is one gettableAlert as Alertmanager 0.25 serves it
-// (api/v2/openapi.yaml, prometheus/alertmanager@v0.25.0).
+// alertJSON is one gettableAlert as Alertmanager serves it: the schema of
+// api/v2/openapi.yaml (prometheus/alertmanager at
+// 8046cfbdc43b1be2895811d31fedbdd325384266), field order as Debian's
+// 0.25.0 binary writes it.
 func alertJSON(i int, state string) string {
 	return fmt.Sprintf(`{"annotations":{},"endsAt":"2026-12-02T15:00:00.000Z","fingerprint":"%016x","receivers":[{"name":"none"}],`+
 		`"startsAt":"2026-12-02T14:%02d:00.000Z","status":{"inhibitedBy":[],"silencedBy":[],"state":"%s"},"updatedAt":"2026-12-02T14:00:00.000Z",`+
