@@ -99,7 +99,9 @@ func Start(o ServerOptions) (*Server, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /alertmanager", s.webhook)
 	hook := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: o.ReadTimeout,
-		WriteTimeout: o.ReadTimeout + 30*time.Second, IdleTimeout: o.IdleTimeout, MaxHeaderBytes: 16 << 10, TLSConfig: tlsCfg}
+		WriteTimeout: o.ReadTimeout + 30*time.Second, IdleTimeout: o.IdleTimeout, MaxHeaderBytes: 16 << 10, TLSConfig: tlsCfg,
+		// Handshake failures (an untrusted client, plain HTTP) go to the log.
+		ErrorLog: slog.NewLogLogger(o.Log.Handler(), slog.LevelWarn)}
 	mgmt := &http.Server{Handler: s.management(), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
 		WriteTimeout: 10 * time.Second, IdleTimeout: o.IdleTimeout}
 	s.srv = []*http.Server{hook, mgmt}
