@@ -156,7 +156,7 @@ type stackOptions struct {
 	allow   map[string][]string
 	hooks   *hooks
 	hmacKey string
-	listen  string // default 127.0.0.1:0
+	listen  string         // default 127.0.0.1:0
 	certs   *testenv.Certs // serve the webhook over TLS with its server certificate
 }
 
