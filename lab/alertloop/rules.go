@@ -175,7 +175,7 @@ func (r *rule) expand(ctx context.Context, smpl promql.Sample, ts time.Time) (la
 		return out
 	}
 	lb := labels.NewBuilder(smpl.Metric)
-	lb.Del(labels.MetricName)
+	lb.Del(model.MetricNameLabel)
 	for k, v := range r.labels {
 		lb.Set(k, expand(v))
 	}
