@@ -148,7 +148,8 @@ func Start(o Options) (*Loop, error) {
 		return nil, fmt.Errorf("lab autopilot: %w", err)
 	}
 	lp := &Loop{o: o, rules: rules, group: newGrouper(o.GroupWait), signals: lab.RetrySignals(), seen: map[string]bool{},
-		fired: map[*Alert]int{}, client: &http.Client{Timeout: 30 * time.Second}}
+		fired: map[*Alert]int{}, client: &http.Client{Timeout: 30 * time.Second},
+		report: Report{Actions: []Action{}, Fired: []Fired{}}} // [] in JSON when nothing happens
 	if err := lp.startReceiver(cat); err != nil {
 		return nil, err
 	}
