@@ -63,3 +63,16 @@ func (m *Metrics) notification(outcome string) {
 		m.notifications.WithLabelValues(outcome).Inc()
 	}
 }
+
+// watchLoss exports stormctl_controlplane_journal_lost, as flagd serve
+// does: 1 while report says the control plane's journal went back.
+func (m *Metrics) watchLoss(report func() string) error {
+	return m.Registry.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "stormctl_controlplane_journal_lost",
+		Help: "1 while the control plane's journal is known to have gone back (acknowledged writes lost; run stormctl journal sync)."},
+		func() float64 {
+			if report() != "" {
+				return 1
+			}
+			return 0
+		}))
+}

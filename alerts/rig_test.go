@@ -156,7 +156,8 @@ type stackOptions struct {
 	allow   map[string][]string
 	hooks   *hooks
 	hmacKey string
-	listen  string // default 127.0.0.1:0
+	listen  string         // default 127.0.0.1:0
+	certs   *testenv.Certs // serve the webhook over TLS with its server certificate
 }
 
 func (rg *rig) stack(t testing.TB, ns string, o stackOptions) *stack {
@@ -201,6 +202,9 @@ func (rg *rig) stack(t testing.TB, ns string, o stackOptions) *stack {
 		Ready: func(ctx context.Context) error { return store.Client().Ping(ctx).Err() }}
 	if o.hmacKey != "" {
 		opts.HMACKey = []byte(o.hmacKey)
+	}
+	if o.certs != nil {
+		opts.TLSCert, opts.TLSKey = o.certs.ServerCert, o.certs.ServerKey
 	}
 	srv, err := Start(opts)
 	if err != nil {

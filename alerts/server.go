@@ -40,7 +40,11 @@ type ServerOptions struct {
 	Receiver        *Receiver
 	// Ready says whether the control plane answers; /readyz fails while not.
 	Ready func(ctx context.Context) error
-	Log   *slog.Logger
+	// Loss, if set, says whether the control plane's journal went back
+	// (controlplane.LossDetector.Report; "" when not): /readyz stays ready
+	// but names the loss, and /metrics sets stormctl_controlplane_journal_lost.
+	Loss func() string
+	Log  *slog.Logger
 }
 
 // Server is a running receiver: the webhook at /alertmanager on Listen, and
@@ -70,6 +74,11 @@ func Start(o ServerOptions) (*Server, error) {
 	if o.Receiver.Metrics == nil {
 		o.Receiver.Metrics = NewMetrics()
 	}
+	if o.Loss != nil {
+		if err := o.Receiver.Metrics.watchLoss(o.Loss); err != nil {
+			return nil, fmt.Errorf("alerts serve: %w", err)
+		}
+	}
 	s := &Server{opts: o}
 	var tlsCfg *tls.Config
 	if o.TLSCert != "" || o.TLSKey != "" {
@@ -90,7 +99,9 @@ func Start(o ServerOptions) (*Server, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /alertmanager", s.webhook)
 	hook := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: o.ReadTimeout,
-		WriteTimeout: o.ReadTimeout + 30*time.Second, IdleTimeout: o.IdleTimeout, MaxHeaderBytes: 16 << 10, TLSConfig: tlsCfg}
+		WriteTimeout: o.ReadTimeout + 30*time.Second, IdleTimeout: o.IdleTimeout, MaxHeaderBytes: 16 << 10, TLSConfig: tlsCfg,
+		// Handshake failures (an untrusted client, plain HTTP) go to the log.
+		ErrorLog: slog.NewLogLogger(o.Log.Handler(), slog.LevelWarn)}
 	mgmt := &http.Server{Handler: s.management(), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
 		WriteTimeout: 10 * time.Second, IdleTimeout: o.IdleTimeout}
 	s.srv = []*http.Server{hook, mgmt}
@@ -199,7 +210,9 @@ func (s *Server) accept(w http.ResponseWriter, req *http.Request) (Outcome, erro
 }
 
 // management serves /healthz (the process is up), /readyz (the control
-// plane answers) and /metrics.
+// plane answers; a journal loss is named but does not make it unready, as
+// in flagd serve: the receiver still acts, and a responder must know) and
+// /metrics.
 func (s *Server) management() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = fmt.Fprintln(w, "ok") })
@@ -213,7 +226,13 @@ func (s *Server) management() http.Handler {
 				return
 			}
 		}
-		_, _ = fmt.Fprintln(w, "ready")
+		why := "ready"
+		if s.opts.Loss != nil {
+			if lost := s.opts.Loss(); lost != "" {
+				why += "; LOST: " + lost
+			}
+		}
+		_, _ = fmt.Fprintln(w, why)
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.opts.Receiver.Metrics.Registry, promhttp.HandlerOpts{}))
 	return mux

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stormctl/stormctl/alerts"
+	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/playbooks"
 )
@@ -113,6 +114,13 @@ func runAlertsServe(ctx context.Context, f *Factory, o *alertsServeOptions) erro
 		return err
 	}
 	o.opts.Ready = func(ctx context.Context) error { return store.Client().Ping(ctx).Err() }
+	loss := controlplane.NewLossDetector(store, store.MarkPath(f.getenv))
+	o.opts.Loss = loss.Report
+	go loss.Run(ctx, lossCheckEvery, func(l *controlplane.Loss, err error) {
+		if l != nil && err == nil {
+			log.Error("control plane journal went back", "loss", l.String(), "entry", l.Entry)
+		}
+	})
 	srv, err := alerts.Start(o.opts)
 	if err != nil {
 		return err

@@ -37,32 +37,7 @@ func TestAlertsServeAndAutopilotCommands(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	t.Setenv("ALERTS_TOKEN", "token-of-alertmanager-0123")
 
-	started := make(chan *alerts.Server, 1)
-	var cancel context.CancelFunc
-	var mu sync.Mutex
-	alertsServeStarted = func(s *alerts.Server, c context.CancelFunc) { mu.Lock(); cancel = c; mu.Unlock(); started <- s }
-	defer func() { alertsServeStarted = nil }()
-	done := make(chan int, 1)
-	io, _, _, errOut := iostreams.Test()
-	go func() {
-		done <- Main([]string{"alerts", "serve", "--listen", "127.0.0.1:0", "--management-addr", "127.0.0.1:0", "--token-env", "ALERTS_TOKEN"}, io)
-	}()
-	var srv *alerts.Server
-	select {
-	case srv = <-started:
-	case code := <-done:
-		t.Fatalf("alerts serve exited %d\n%s", code, errOut)
-	case <-time.After(20 * time.Second):
-		t.Fatal("alerts serve did not start")
-	}
-	defer func() {
-		mu.Lock()
-		cancel()
-		mu.Unlock()
-		if code := <-done; code != 0 {
-			t.Errorf("alerts serve exited %d\n%s", code, errOut)
-		}
-	}()
+	srv := startAlertsServe(t)
 
 	raw, err := os.ReadFile(filepath.Join("..", "..", "alerts", "testdata", "webhook-v4-firing.json"))
 	if err != nil {
@@ -82,7 +57,7 @@ func TestAlertsServeAndAutopilotCommands(t *testing.T) {
 	}
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
-		t.Fatalf("webhook: HTTP %d\n%s", resp.StatusCode, errOut)
+		t.Fatalf("webhook: HTTP %d", resp.StatusCode)
 	}
 
 	out, _, code := cli(t, "", "autopilot", "status", "-o", "json")
@@ -118,6 +93,40 @@ func TestAlertsServeAndAutopilotCommands(t *testing.T) {
 	if _, _, code := cli(t, "", "autopilot", "pause"); code != 2 {
 		t.Errorf("pause without --reason: exit %d, want 2", code)
 	}
+}
+
+// startAlertsServe runs `stormctl alerts serve` through Main on free
+// loopback ports with the token of $ALERTS_TOKEN, in the test's
+// environment, until the test ends (then it must exit 0).
+func startAlertsServe(t *testing.T) *alerts.Server {
+	t.Helper()
+	started := make(chan *alerts.Server, 1)
+	var cancel context.CancelFunc
+	var mu sync.Mutex
+	alertsServeStarted = func(s *alerts.Server, c context.CancelFunc) { mu.Lock(); cancel = c; mu.Unlock(); started <- s }
+	t.Cleanup(func() { alertsServeStarted = nil })
+	done := make(chan int, 1)
+	io, _, _, errOut := iostreams.Test()
+	go func() {
+		done <- Main([]string{"alerts", "serve", "--listen", "127.0.0.1:0", "--management-addr", "127.0.0.1:0", "--token-env", "ALERTS_TOKEN"}, io)
+	}()
+	var srv *alerts.Server
+	select {
+	case srv = <-started:
+	case code := <-done:
+		t.Fatalf("alerts serve exited %d\n%s", code, errOut)
+	case <-time.After(20 * time.Second):
+		t.Fatal("alerts serve did not start")
+	}
+	t.Cleanup(func() {
+		mu.Lock()
+		cancel()
+		mu.Unlock()
+		if code := <-done; code != 0 {
+			t.Errorf("alerts serve exited %d\n%s", code, errOut)
+		}
+	})
+	return srv
 }
 
 func TestQueryExportAlerts(t *testing.T) {

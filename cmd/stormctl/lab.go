@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -15,6 +16,7 @@ import (
 	"github.com/stormctl/stormctl/internal/output"
 	"github.com/stormctl/stormctl/internal/sanitize"
 	"github.com/stormctl/stormctl/lab"
+	"github.com/stormctl/stormctl/lab/alertloop"
 	"github.com/stormctl/stormctl/lab/promapi"
 	"github.com/stormctl/stormctl/lab/sim"
 
@@ -63,8 +65,9 @@ func newLabScenariosCmd(f *Factory) *cobra.Command {
 
 type labRunOptions struct {
 	scenario, speed, serve, events string
-	until                          time.Duration
+	until, groupWait               time.Duration
 	seed                           uint64
+	autopilot                      bool
 }
 
 func newLabRunCmd(f *Factory) *cobra.Command {
@@ -96,7 +99,19 @@ and ends about now. Instant queries that name no time are answered at the
 lab's present. Levers live on the wall clock in paced runs (at Nx a TTL lasts
 N times as much simulated time); in a --speed max run they live on the clock
 a real-time run would have had, so a scheduled lever lasts its TTL of
-simulated time, and the control plane keeps it until that wall time.`,
+simulated time, and the control plane keeps it until that wall time.
+
+With --autopilot the alerting rules of 'query export --format rules --alerts'
+(with the scenario's thresholds) are evaluated by the lab's engine every 5 s
+of simulated time, honouring for:; what fires or resolves is grouped as
+Alertmanager would (group_by alertname, service, dependency; --group-wait) and
+delivered to the real receiver of 'alerts serve' on the lab's control plane,
+whose autopilot (the context's autopilot list, else retries and breakers of
+any service) pulls the playbook's first lever through every guard. A lever
+reaches the fleet at the simulated instant it was pulled and lives its TTL
+(alerts.autopilot-ttl, 10m) of simulated time; the playbook's verify step is
+not run. The summary adds "autopilot": the levers pulled, when the first
+retry signal fired and when the first lever landed.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runLab(cmd.Context(), f, o) },
 	}
@@ -106,9 +121,18 @@ simulated time, and the control plane keeps it until that wall time.`,
 	fl.StringVar(&o.speed, "speed", "max", "max, realtime or Nx (e.g. 10x)")
 	fl.Uint64Var(&o.seed, "seed", 1, "random seed: the same seed gives the same run")
 	fl.StringVar(&o.serve, "serve", "", "serve the Prometheus API on this loopback address, e.g. 127.0.0.1:9090")
+	fl.BoolVar(&o.autopilot, "autopilot", false, "run the exported alerting rules, the alerts receiver and its autopilot in the loop")
+	fl.DurationVar(&o.groupWait, "group-wait", alertloop.DefaultGroupWait, "with --autopilot: Alertmanager's group_wait before a new group's first webhook")
 	fl.StringVar(&o.events, "events", "", "YAML file of levers to pull at simulated times: [{at, kind, target, value, ttl, reason, force}]")
 	_ = cmd.MarkFlagRequired("scenario")
 	return cmd
+}
+
+// labRunResult is `lab run -o json`: the summary's keys, and with
+// --autopilot what the autopilot did.
+type labRunResult struct {
+	sim.Summary
+	Autopilot *alertloop.Report `json:"autopilot,omitempty"`
 }
 
 func parseSpeed(s string) (float64, error) {
@@ -147,6 +171,9 @@ func runLab(ctx context.Context, f *Factory, o *labRunOptions) error {
 			return exit.NewUsage(err)
 		}
 	}
+	if o.autopilot && len(events) > 0 {
+		return exit.NewUsage(errors.New("--autopilot and --events: give one; the autopilot pulls the levers"))
+	}
 	if _, err := f.Output(); err != nil {
 		return err
 	}
@@ -181,8 +208,21 @@ func runLab(ctx context.Context, f *Factory, o *labRunOptions) error {
 			return err
 		}
 	}
+	var loop *alertloop.Loop
+	if o.autopilot {
+		if loop, err = cp.autopilot(f, l, srv.URL, o.groupWait); err != nil {
+			return err
+		}
+		defer loop.Close()
+	}
 	fmt.Fprintf(f.IO.ErrOut, "lab: running %s (seed %d, speed %s, levers from %s)\n", sanitize.Line(sc.Name), o.seed, o.speed, cp.url)
-	if err := l.Run(ctx); err != nil && ctx.Err() == nil {
+	var report *alertloop.Report
+	if loop != nil {
+		report, err = loop.Run(ctx)
+	} else {
+		err = l.Run(ctx)
+	}
+	if err != nil && ctx.Err() == nil {
 		return err
 	}
 	printPulls(f, l.Pulls)
@@ -190,7 +230,13 @@ func runLab(ctx context.Context, f *Factory, o *labRunOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := f.Print(sum, func(bool) error { return lab.WriteSummary(f.IO.Out, sum) }); err != nil {
+	out := labRunResult{Summary: sum, Autopilot: report}
+	if err := f.Print(out, func(bool) error {
+		if err := lab.WriteSummary(f.IO.Out, sum); err != nil || report == nil {
+			return err
+		}
+		return alertloop.WriteReport(f.IO.Out, report)
+	}); err != nil {
 		return err
 	}
 	if o.serve != "" && ctx.Err() == nil {

@@ -5,12 +5,15 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
+	"time"
 
 	"github.com/stormctl/stormctl/actions"
 	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/internal/config"
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/lab"
+	"github.com/stormctl/stormctl/lab/alertloop"
 )
 
 // labControl is the control plane a lab run reads its levers from.
@@ -82,6 +85,32 @@ func (cp *labControl) actions(f *Factory, l *lab.Lab, promURL string) (*lab.Acti
 		return nil, err
 	}
 	return &lab.Actions{Service: svc, Actor: cmp.Or(cfg.Actor, labActor)}, nil
+}
+
+// autopilot builds the alerting loop of --autopilot: the context's
+// policy, playbooks, query→playbook mapping, autopilot list and TTL, on the
+// lab's control plane with evidence from the lab's API at promURL.
+func (cp *labControl) autopilot(f *Factory, l *lab.Lab, promURL string, groupWait time.Duration) (*alertloop.Loop, error) {
+	cfg, err := f.Config()
+	if err != nil {
+		return nil, err
+	}
+	pol, err := actions.NewPolicy(cfg.Policy, cfg.Evidence)
+	if err != nil {
+		return nil, exit.NewUsage(fmt.Errorf("context %s: %w", cfg.Name, err))
+	}
+	if groupWait == 0 {
+		groupWait = -1 // none: alertloop reads 0 as its default
+	}
+	loop, err := alertloop.Start(alertloop.Options{Lab: l, Store: cp.store, PromURL: promURL, Policy: pol, PendingPath: f.PendingPath(),
+		QueriesDirs: append(slices.Clone(f.flags.queriesDirs), cfg.QueriesDirs...), PlaybooksDirs: cfg.PlaybooksDirs,
+		Playbooks: cfg.Alerts.Playbooks, Autopilot: true, Allow: cfg.Autopilot, TTL: time.Duration(cfg.Alerts.AutopilotTTL),
+		GroupWait: groupWait})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(f.IO.ErrOut, "lab: autopilot on: %d alerting rules evaluated every %s, group_wait %s\n", loop.Rules(), alertloop.DefaultEvery, max(groupWait, 0))
+	return loop, nil
 }
 
 // printPulls reports on stderr what became of each scheduled lever.

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// `lab run --autopilot -o json` keeps the summary's keys and adds what the
+// autopilot did: gateway-blip's storm pulls retries off for the call, as
+// the automation identity's lever reaching the fleet, within 30 s of the
+// first retry alert; --events cannot be given with it.
+func TestLabRunAutopilot(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs gateway-blip with the alerting loop")
+	}
+	code, stdout, stderr := run(t, "lab", "run", "--scenario", "gateway-blip", "--until", "5m", "--autopilot", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var out struct {
+		Scenario  string   `json:"scenario"`
+		Worst5xx  *float64 `json:"max_edge_5xx_share"`
+		LeadS     *float64 `json:"lead_s"`
+		Autopilot *struct {
+			Actions []struct {
+				Kind   string  `json:"kind"`
+				Target string  `json:"target"`
+				Value  string  `json:"value"`
+				AtS    float64 `json:"at_s"`
+			} `json:"actions"`
+			FirstSignalS *float64 `json:"first_signal_s"`
+			LeverS       *float64 `json:"lever_s"`
+		} `json:"autopilot"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	ap := out.Autopilot
+	if out.Scenario != "gateway-blip" || out.Worst5xx == nil || ap == nil || len(ap.Actions) == 0 || ap.LeverS == nil {
+		t.Fatalf("summary %s", stdout)
+	}
+	a := ap.Actions[0]
+	if a.Kind != "retries" || a.Target != "checkout->payment-gateway" || a.Value != "off" || a.AtS != *ap.LeverS {
+		t.Errorf("first action %+v, lever_s %v", a, *ap.LeverS)
+	}
+	if ap.FirstSignalS != nil && *ap.LeverS-*ap.FirstSignalS > 30 {
+		t.Errorf("lever at %.0fs, first retry alert at %.0fs", *ap.LeverS, *ap.FirstSignalS)
+	}
+	if !strings.Contains(stderr, "autopilot on: 10 alerting rules") {
+		t.Errorf("stderr: %s", stderr)
+	}
+
+	code, stdout, _ = run(t, "lab", "run", "--scenario", "payments-slow-protected", "--until", "4m", "--autopilot")
+	if code != 0 || !strings.Contains(stdout, "first lever at never") {
+		t.Errorf("protected variant: exit %d\n%s", code, stdout)
+	}
+	events := filepath.Join(t.TempDir(), "events.yaml")
+	if err := os.WriteFile(events, []byte("- {at: 3m, kind: retries, target: checkout->payment-gateway, value: \"off\", ttl: 10m}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := run(t, "lab", "run", "--scenario", "gateway-blip", "--autopilot", "--events", events); code != 2 ||
+		!strings.Contains(stderr, "--autopilot and --events") {
+		t.Errorf("--autopilot with --events: exit %d, want 2: %s", code, stderr)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package alertloop
+
+const raceEnabled = false
