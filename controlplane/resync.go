@@ -112,7 +112,7 @@ func readWritten(path string) ([]journal.Entry, error) {
 	}
 	defer f.Close()
 	var out []journal.Entry
-	for e, err := range journal.Entries(journal.ReadRecords(f, path)) {
+	for e, err := range journal.Entries(journal.ReadLocalRecords(f, path)) {
 		if err != nil {
 			return out, err
 		}

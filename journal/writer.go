@@ -138,7 +138,7 @@ func Sync(ctx context.Context, remote Remote, path string) (SyncResult, error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
 		return res, fmt.Errorf("journal pending file %s: lock: %w", path, err)
 	}
-	for e, err := range Entries(ReadRecords(f, path)) {
+	for e, err := range Entries(ReadLocalRecords(f, path)) {
 		if err != nil {
 			return res, err
 		}
@@ -169,7 +169,7 @@ func Pending(path string) ([]Entry, error) {
 	}
 	defer f.Close()
 	var out []Entry
-	for e, err := range Entries(ReadRecords(f, path)) {
+	for e, err := range Entries(ReadLocalRecords(f, path)) {
 		if err != nil {
 			return out, err
 		}
