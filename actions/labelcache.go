@@ -88,7 +88,7 @@ func (c *LabelCache) load() (cachedLabels, error) {
 		err = yamlfile.DecodeJSON(c.Path, data, &all, lim)
 	}
 	if err != nil {
-		return nil, yamlfile.Prefix("label cache", err)
+		return nil, err
 	}
 	return all, nil
 }

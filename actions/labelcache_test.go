@@ -40,7 +40,7 @@ func TestNamesFallBackToCachedLabels(t *testing.T) {
 	down = NewNames(config.Inventory{}, nil, fakeLabels{err: errors.New("connection refused")})
 	down.Cache = cache
 	if ok, _, err := down.Known(ctx, ServiceName, "ledger"); ok || !errors.As(err, &stale) || !stale.ReadAt.IsZero() ||
-		!strings.Contains(err.Error(), "the label cache cannot be used: "+cache.Path+":1:2: label cache: invalid character 'n'") {
+		!strings.Contains(err.Error(), "the label cache cannot be used: "+cache.Path+":1:2: invalid character 'n'") {
 		t.Fatalf("corrupt cache: %v %v", ok, err)
 	}
 	live = NewNames(config.Inventory{}, nil, up)

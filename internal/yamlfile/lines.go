@@ -89,9 +89,8 @@ func lineTooLong(name string, n int, lim LineLimits) *Error {
 func DecodeLine(name string, l Line, v any) error {
 	if err := json.Unmarshal(l.Data, v); err != nil {
 		e := jsonErr(name, l.Data, err)
-		if e.Line > 0 {
-			e.Line = l.No
-		}
+		e.Line = l.No // a line holds one document: its line 1 is line No
+		e.Col = max(e.Col, 1)
 		return e
 	}
 	return nil
