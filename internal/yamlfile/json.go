@@ -33,13 +33,46 @@ func jsonErr(file string, data []byte, err error) *Error {
 	case errors.As(err, &syn):
 		off = syn.Offset - 1 // the offset is past the byte that did not fit
 	case errors.As(err, &typ):
-		off = typ.Offset - 1
+		off = valueStart(data, typ.Offset)
 		e.Msg = friendly(err.Error())
 	}
 	if off >= 0 {
 		e.Line, e.Col = position(data, int(min(off, int64(len(data)))))
 	}
 	return e
+}
+
+// valueStart is where the scalar value that ends at end starts: a type
+// error's offset is past the value, and the person fixing the file looks
+// for its start. A collection is left at its end.
+func valueStart(data []byte, end int64) int64 {
+	i := min(int(end), len(data)) - 1
+	switch {
+	case i < 0:
+		return 0
+	case data[i] == '"':
+		for j := i - 1; j >= 0; j-- {
+			if data[j] == '"' && !escaped(data, j) {
+				return int64(j)
+			}
+		}
+	case data[i] != '}' && data[i] != ']':
+		j := i
+		for j > 0 && !bytes.ContainsAny(data[j-1:j], " \t\r\n,:[{") {
+			j--
+		}
+		return int64(j)
+	}
+	return int64(i)
+}
+
+// escaped reports whether data[i] follows an odd run of backslashes.
+func escaped(data []byte, i int) bool {
+	n := 0
+	for j := i - 1; j >= 0 && data[j] == '\\'; j-- {
+		n++
+	}
+	return n%2 == 1
 }
 
 // position is the 1-based line and column (in characters) of data[at].
