@@ -95,9 +95,11 @@ func (n *Names) fetch(ctx context.Context, role NameRole) ([]string, error) {
 	case err != nil:
 		stale := &StaleNamesError{Err: err}
 		if n.Cache != nil {
-			if c, ok := n.Cache.Load(label); ok {
+			c, ok, cerr := n.Cache.Load(label)
+			if ok {
 				vs, stale.ReadAt = c.Values, c.ReadAt
 			}
+			stale.CacheErr = cerr
 		}
 		err = stale
 	}

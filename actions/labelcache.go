@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/internal/atomicfile"
+	"github.com/stormctl/stormctl/internal/yamlfile"
 )
 
 // LabelCache keeps the label values last read from Prometheus in a local
@@ -56,39 +56,39 @@ func (c *LabelCache) Save(label string, values []string, t time.Time) error {
 	return atomicfile.WriteFile(c.Path, data, 0o600)
 }
 
-// Load returns the cached values of label; ok is false when there are none.
-func (c *LabelCache) Load(label string) (CachedValues, bool) {
+// Load returns the cached values of label; ok is false when there are
+// none. err says why a cache file there could not be used (too large, too
+// deep, not stormctl's JSON), at its file:line:col.
+func (c *LabelCache) Load(label string) (v CachedValues, ok bool, err error) {
 	all, err := c.load()
 	if err != nil {
-		return CachedValues{}, false
+		return CachedValues{}, false, err
 	}
-	v, ok := all[label]
-	return v, ok
+	v, ok = all[label]
+	return v, ok, nil
 }
 
-// maxCacheBytes bounds the cache file read: it holds at most a few capped
-// label value lists, so anything larger is not stormctl's and is replaced.
-const maxCacheBytes = 64 << 20
+// cacheLimits bound the cache file read: it holds the values of a few
+// labels, each list capped as Prometheus' answers are (prometheus.limits),
+// so anything larger is not stormctl's and is replaced.
+func cacheLimits() yamlfile.Limits {
+	lim := yamlfile.DefaultLimits()
+	lim.MaxBytes = max(lim.MaxBytes, 64<<20)
+	return lim
+}
 
 func (c *LabelCache) load() (cachedLabels, error) {
-	f, err := os.Open(c.Path)
+	lim := cacheLimits()
+	data, err := yamlfile.ReadFile(c.Path, lim)
 	if errors.Is(err, fs.ErrNotExist) {
 		return cachedLabels{}, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxCacheBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxCacheBytes {
-		return nil, fmt.Errorf("label cache %s: larger than %d MiB", c.Path, maxCacheBytes>>20)
-	}
 	all := cachedLabels{}
-	if err := json.Unmarshal(data, &all); err != nil {
-		return nil, fmt.Errorf("label cache %s: %w", c.Path, err)
+	if err == nil {
+		err = yamlfile.DecodeJSON(c.Path, data, &all, lim)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return all, nil
 }
@@ -98,9 +98,14 @@ func (c *LabelCache) load() (cachedLabels, error) {
 type StaleNamesError struct {
 	Err    error     // why the live read failed
 	ReadAt time.Time // when the cached values were read; zero without a cache
+	// CacheErr is why the cache file could not be used, if it could not.
+	CacheErr error
 }
 
 func (e *StaleNamesError) Error() string {
+	if e.CacheErr != nil {
+		return fmt.Sprintf("%v, and the label cache cannot be used: %v", e.Err, e.CacheErr)
+	}
 	if e.ReadAt.IsZero() {
 		return fmt.Sprintf("%v, and no label values are cached", e.Err)
 	}

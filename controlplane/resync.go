@@ -30,16 +30,29 @@ type Resynced struct {
 // handled, so a second run does nothing.
 func (s *Store) Reapply(ctx context.Context, path string) (Resynced, error) {
 	res := Resynced{Reapplied: []string{}, Expired: []string{}, Skipped: []string{}}
-	written, err := readWritten(path)
-	if err != nil || len(written) == 0 {
-		return res, err
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return res, nil
 	}
-	present, err := s.journalIDs(ctx, written[0].Time.Add(-time.Hour))
+	if err != nil {
+		return res, fmt.Errorf("journal written record: %w", err)
+	}
+	defer f.Close()
+	written, err := journal.LocalEntries(f, path)
 	if err != nil {
 		return res, err
 	}
+	var present map[string]bool
 	now := time.Now()
-	for _, e := range written {
+	for e, err := range written {
+		if err != nil {
+			return res, err
+		}
+		if present == nil {
+			if present, err = s.journalIDs(ctx, e.Time.Add(-time.Hour)); err != nil {
+				return res, err
+			}
+		}
 		if present[e.ID] {
 			continue
 		}
@@ -55,6 +68,9 @@ func (s *Store) Reapply(ctx context.Context, path string) (Resynced, error) {
 		default:
 			res.Skipped = append(res.Skipped, e.ID)
 		}
+	}
+	if present == nil {
+		return res, nil // an empty record: nothing to drop
 	}
 	return res, atomicfile.WriteFile(path, nil, 0o600)
 }
@@ -100,23 +116,4 @@ func (s *Store) journalIDs(ctx context.Context, from time.Time) (map[string]bool
 		ids[e.ID] = true
 	}
 	return ids, nil
-}
-
-func readWritten(path string) ([]journal.Entry, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("journal written record: %w", err)
-	}
-	defer f.Close()
-	var out []journal.Entry
-	for e, err := range journal.Entries(journal.ReadRecords(f, path)) {
-		if err != nil {
-			return out, err
-		}
-		out = append(out, e)
-	}
-	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stormctl/stormctl/internal/atomicfile"
+	"github.com/stormctl/stormctl/internal/yamlfile"
 )
 
 // Mark is the furthest position of a journal that a process on this
@@ -34,19 +35,18 @@ const maxMarkFile = 4 << 10
 
 // ReadMark reads the mark at path; the zero Mark when there is none.
 func ReadMark(path string) (Mark, error) {
-	data, err := os.ReadFile(path)
+	lim := yamlfile.DefaultLimits()
+	lim.MaxBytes = maxMarkFile
+	data, err := yamlfile.ReadFile(path, lim)
 	if errors.Is(err, os.ErrNotExist) {
 		return Mark{}, nil
 	}
 	if err != nil {
-		return Mark{}, fmt.Errorf("journal mark: %w", err)
-	}
-	if len(data) > maxMarkFile {
-		return Mark{}, fmt.Errorf("%s: journal mark larger than %d bytes", path, maxMarkFile)
+		return Mark{}, yamlfile.Prefix("journal mark", err)
 	}
 	var m Mark
-	if err := json.Unmarshal(data, &m); err != nil {
-		return Mark{}, fmt.Errorf("%s:1:%d: journal mark: %w", path, jsonColumn(err), err)
+	if err := yamlfile.DecodeJSON(path, data, &m, lim); err != nil {
+		return Mark{}, yamlfile.Prefix("journal mark", err)
 	}
 	if m.Count < 0 || (m.Count > 0 && len(m.Head) != 64) {
 		return Mark{}, fmt.Errorf("%s:1:1: journal mark: count %d with head %q", path, m.Count, m.Head)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"iter"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -138,7 +140,11 @@ func Sync(ctx context.Context, remote Remote, path string) (SyncResult, error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
 		return res, fmt.Errorf("journal pending file %s: lock: %w", path, err)
 	}
-	for e, err := range Entries(ReadRecords(f, path)) {
+	entries, err := LocalEntries(f, path)
+	if err != nil {
+		return res, err
+	}
+	for e, err := range entries {
 		if err != nil {
 			return res, err
 		}
@@ -169,11 +175,28 @@ func Pending(path string) ([]Entry, error) {
 	}
 	defer f.Close()
 	var out []Entry
-	for e, err := range Entries(ReadRecords(f, path)) {
+	for e, err := range Entries(ReadLocalRecords(f, path)) {
 		if err != nil {
 			return out, err
 		}
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// LocalEntries checks every record of f, a file this machine wrote (the
+// pending file, the written record, named path), then rewinds it and
+// returns its entries. A file past its limits or with a record that does
+// not decode is refused before any of it is acted on, and only one entry
+// is held at a time.
+func LocalEntries(f io.ReadSeeker, path string) (iter.Seq2[Entry, error], error) {
+	for _, err := range Entries(ReadLocalRecords(f, path)) {
+		if err != nil {
+			return nil, err
+		}
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	return Entries(ReadLocalRecords(f, path)), nil
 }

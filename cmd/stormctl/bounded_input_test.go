@@ -163,9 +163,16 @@ func clip(s string) string {
 // code, stderr, the peak resident memory and the CPU time used.
 func runChild(t *testing.T, args []string) (int, string, int64, time.Duration) {
 	t.Helper()
+	return runChildEnv(t, nil, args)
+}
+
+// runChildEnv is runChild with env (KEY=value) added to the child's.
+func runChildEnv(t *testing.T, env []string, args []string) (int, string, int64, time.Duration) {
+	t.Helper()
 	raw, _ := json.Marshal(args)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestBoundedInputChild$")
 	cmd.Env = append(os.Environ(), boundedArgs+"="+string(raw), "STORMCTL_REDIS_URL=redis://127.0.0.1:1", "NO_COLOR=1")
+	cmd.Env = append(cmd.Env, env...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	err := cmd.Run()

@@ -57,6 +57,6 @@ func FuzzParseInput(f *testing.F) {
 			}
 		}
 		r := httptest.NewRequest("POST", "/ofrep/v1/evaluate/flags", strings.NewReader(s))
-		_, _, _ = ofrepContext(r)
+		_, _, _ = ofrepContext(r, ofrepLimits())
 	})
 }

@@ -5,42 +5,74 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 
 	"github.com/open-feature/flagd/core/pkg/model"
 	"github.com/open-feature/flagd/core/pkg/service/ofrep"
+
+	"github.com/stormctl/stormctl/internal/yamlfile"
 )
 
 // maxOFREPBody bounds a request body: an evaluation context is small.
 const maxOFREPBody = 64 << 10
 
+// ofrepBodyName names a request body in the errors a client gets back.
+const ofrepBodyName = "request body"
+
+// ofrepLimits are the bounds of one request body: the size above and, from
+// the input limits every stormctl parser shares, depth, values and keys
+// per mapping, so that a hostile context never reaches the JSON decoder or
+// the targeting rules whole.
+func ofrepLimits() yamlfile.Limits {
+	lim := yamlfile.DefaultLimits()
+	lim.MaxBytes = maxOFREPBody
+	return lim
+}
+
 // ofrepHandler serves the OpenFeature Remote Evaluation Protocol: single
 // flag and bulk evaluation, the bulk one with an ETag per snapshot and
 // context so that polling clients get 304 while nothing changed.
 func (s *Server) ofrepHandler() http.Handler {
+	lim := ofrepLimits()
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /ofrep/v1/evaluate/flags/{key}", s.ofrepOne)
-	mux.HandleFunc("POST /ofrep/v1/evaluate/flags", s.ofrepBulk)
+	mux.HandleFunc("POST /ofrep/v1/evaluate/flags/{key}", func(w http.ResponseWriter, r *http.Request) { s.ofrepOne(w, r, lim) })
+	mux.HandleFunc("POST /ofrep/v1/evaluate/flags", func(w http.ResponseWriter, r *http.Request) { s.ofrepBulk(w, r, lim) })
 	return mux
 }
 
-// ofrepContext reads {"context": {...}}; an empty body is an empty context.
-func ofrepContext(r *http.Request) (map[string]any, []byte, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxOFREPBody))
+// ofrepContext reads {"context": {...}}; an empty body is an empty
+// context. A body past the limits, or not JSON, is an error naming
+// "request body:line:col", for a 400.
+func ofrepContext(r *http.Request, lim yamlfile.Limits) (map[string]any, []byte, error) {
+	body, err := yamlfile.ReadAll(ofrepBodyName, r.Body, lim)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, clientErr(err)
 	}
 	var req struct {
 		Context map[string]any `json:"context"`
 	}
 	if len(body) > 0 {
-		if err := json.Unmarshal(body, &req); err != nil {
-			return nil, nil, errors.New("the body is not {\"context\": {...}}: " + err.Error())
+		if err := yamlfile.DecodeJSON(ofrepBodyName, body, &req, lim); err != nil {
+			if !yamlfile.IsLimit(err) {
+				err = yamlfile.Prefix(`the body is not {"context": {...}}`, err)
+			}
+			return nil, nil, clientErr(err)
 		}
 	}
 	canon, _ := json.Marshal(req.Context) // map keys sorted: a stable ETag input
 	return req.Context, canon, nil
+}
+
+// clientErr drops the fix a limit error suggests to the person running
+// stormctl (an environment variable), which a remote client cannot use.
+func clientErr(err error) error {
+	var e *yamlfile.Error
+	if errors.As(err, &e) && e.Fix != "" {
+		c := *e
+		c.Fix = ""
+		return &c
+	}
+	return err
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -49,9 +81,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-func (s *Server) ofrepOne(w http.ResponseWriter, r *http.Request) {
+func (s *Server) ofrepOne(w http.ResponseWriter, r *http.Request, lim yamlfile.Limits) {
 	key := r.PathValue("key")
-	ctx, _, err := ofrepContext(r)
+	ctx, _, err := ofrepContext(r, lim)
 	if err != nil {
 		writeJSON(w, http.StatusBadRequest, ofrep.EvaluationError{Key: key, ErrorCode: model.InvalidContextCode, ErrorDetails: err.Error()})
 		return
@@ -70,8 +102,8 @@ func (s *Server) ofrepOne(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, ofrep.SuccessResponseFrom(res))
 }
 
-func (s *Server) ofrepBulk(w http.ResponseWriter, r *http.Request) {
-	ctx, canon, err := ofrepContext(r)
+func (s *Server) ofrepBulk(w http.ResponseWriter, r *http.Request, lim yamlfile.Limits) {
+	ctx, canon, err := ofrepContext(r, lim)
 	if err != nil {
 		writeJSON(w, http.StatusBadRequest, ofrep.BulkEvaluationContextErrorFrom(model.InvalidContextCode, err.Error()))
 		return

@@ -30,12 +30,14 @@ func friendly(msg string) string {
 
 func found(s string) string {
 	switch {
-	case strings.HasPrefix(s, "[]"):
+	case strings.HasPrefix(s, "[]"), s == "array": // "array", "object", "number": encoding/json's words
 		return "sequence"
-	case strings.HasPrefix(s, "map["):
+	case strings.HasPrefix(s, "map["), s == "object":
 		return "mapping"
-	case s == "string", s == "bool":
+	case s == "string", s == "bool", s == "number":
 		return s
+	case strings.HasPrefix(s, "number "):
+		return "number"
 	}
 	if len(s) > 40 {
 		s = s[:40] + "…"

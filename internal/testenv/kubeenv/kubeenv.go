@@ -282,6 +282,39 @@ func (e *Env) StopAPIServer(t testing.TB) (restart func()) {
 	}
 }
 
+// HangAPIServer stops this Env's kube-apiserver with SIGSTOP: its sockets
+// stay open and accept connections, but nothing answers, as when the
+// server is wedged or its node is partitioned. The returned function
+// resumes it (SIGCONT) and waits until it is ready; the test's cleanup
+// resumes it too, so the Env can stop. Use it with StartOwned.
+func (e *Env) HangAPIServer(t testing.TB) (resume func()) {
+	t.Helper()
+	pid, _, err := e.apiserverPID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	proc, _ := os.FindProcess(pid)
+	if err := proc.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatalf("stop kube-apiserver %d: %v", pid, err)
+	}
+	var once sync.Once
+	cont := func() { once.Do(func() { _ = proc.Signal(syscall.SIGCONT) }) }
+	t.Cleanup(cont)
+	if ok, _ := Poll(10*time.Second, func() (bool, string) { return e.get("/readyz") != nil, "" }); !ok {
+		t.Fatal("kube-apiserver still answers after SIGSTOP")
+	}
+	return func() {
+		t.Helper()
+		cont()
+		if ok, last := Poll(60*time.Second, func() (bool, string) {
+			err := e.get("/readyz")
+			return err == nil, fmt.Sprint(err)
+		}); !ok {
+			t.Fatalf("resumed kube-apiserver not ready: %s", last)
+		}
+	}
+}
+
 // get requests path from the API server as the admin user.
 func (e *Env) get(path string) error {
 	hc, err := rest.HTTPClientFor(e.Config)
