@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -232,6 +233,38 @@ func lossID(mark journal.Mark) string {
 		return "LOST-" + mark.Head[:20]
 	}
 	return "LOST-" + mark.Pos
+}
+
+// LossCheckEvery is how often a long-running reader (flagd serve, the
+// Kubernetes actuator) checks that the journal has not gone back: a loss
+// is reported within seconds.
+const LossCheckEvery = 2 * time.Second
+
+// LostMetric is the gauge every long-running reader exports beside its
+// /readyz detail, with LostMetricHelp.
+const (
+	LostMetric     = "stormctl_controlplane_journal_lost"
+	LostMetricHelp = "1 while the control plane's journal is known to have gone back (acknowledged writes lost; run stormctl journal sync)."
+)
+
+// Lost is LostMetric's value: 1 while a loss is reported, else 0.
+func (d *LossDetector) Lost() float64 {
+	if d.Loss() != nil {
+		return 1
+	}
+	return 0
+}
+
+// Watch checks every LossCheckEvery until ctx ends, logging each loss
+// once: how a long-running reader remembers the furthest position it saw.
+func (d *LossDetector) Watch(ctx context.Context, log *slog.Logger) {
+	var logged *Loss
+	d.Run(ctx, LossCheckEvery, func(l *Loss, _ error) {
+		if l != nil && l != logged && log != nil {
+			log.Error("control plane journal went back", "loss", l.String(), "entry", l.Entry)
+		}
+		logged = l
+	})
 }
 
 // Run checks every interval until ctx ends, calling report with each new

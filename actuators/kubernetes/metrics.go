@@ -2,6 +2,8 @@ package kubernetes
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/stormctl/stormctl/controlplane"
 )
 
 // Metrics are the actuator's own Prometheus metrics.
@@ -50,3 +52,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 
 // Writes counts the patches this actuator has sent to the API server.
 func (a *Actuator) Writes() prometheus.Counter { return a.opts.Metrics.written }
+
+// registerLoss exports d's verdict as controlplane.LostMetric, the gauge
+// flagd serve exports too.
+func registerLoss(reg prometheus.Registerer, d *controlplane.LossDetector) {
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: controlplane.LostMetric, Help: controlplane.LostMetricHelp}, d.Lost))
+}
