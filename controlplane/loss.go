@@ -151,10 +151,15 @@ func (d *LossDetector) Check(ctx context.Context) (*Loss, error) {
 	}
 	e, _, err := d.s.AppendOnce(ctx, journal.Entry{ID: lossID(mark), Event: journal.ControlPlaneLost, Actor: LossActor,
 		Reason: "the journal went back (failover to a replica that had not caught up, or a wipe)", Outcome: loss.String()})
+	var journalErr error
 	if err != nil {
-		return d.loss, fmt.Errorf("journal the loss: %w", err)
+		// A reader whose Redis user may not journal (flagd's role, an
+		// actuator bound to its own actor) still reports the loss; the
+		// next writer's detector journals it.
+		journalErr = fmt.Errorf("journal the loss: %w", err)
+	} else {
+		loss.Entry = e.ID
 	}
-	loss.Entry = e.ID
 	d.loss = loss
 	if now, err := d.s.Position(ctx); err == nil {
 		pos = now
@@ -165,7 +170,7 @@ func (d *LossDetector) Check(ctx context.Context) (*Loss, error) {
 			return d.loss, err
 		}
 	}
-	return d.loss, nil
+	return d.loss, journalErr
 }
 
 // Acknowledge forgets the reported loss (after `journal sync`).

@@ -175,3 +175,31 @@ func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) 
 		}
 	}
 }
+
+// A reader whose Redis user may not journal (flagd's role) still reports
+// a loss; only the controlplane.lost entry waits for a writer's detector.
+func TestLossReportedByAReaderThatMayNotJournal(t *testing.T) {
+	ctx := context.Background()
+	k := NewKeys("t")
+	r := testenv.StartRedis(t, testenv.RedisOptions{ACL: []string{"default on nopass ~* &* +@all",
+		strings.TrimPrefix(ACLCommand("flagd", Flagd, k, ">pw"), "ACL SETUSER ")}})
+	writer := openStore(t, r, "", "")
+	for _, target := range []string{"checkout", "cart"} {
+		apply(t, writer, retriesLever(target, "off", time.Hour))
+	}
+	d := NewLossDetector(openStore(t, r, "flagd", "pw"), "")
+	if loss, err := d.Check(ctx); err != nil || loss != nil {
+		t.Fatalf("before: %v %v", loss, err)
+	}
+	writer.Client().Del(ctx, k.Journal(), k.JournalHead())
+	loss, err := d.Check(ctx)
+	if loss == nil || loss.Missing != 2 || loss.Entry != "" || err == nil || !strings.Contains(err.Error(), "journal the loss") {
+		t.Fatalf("flagd's detector: %+v %v", loss, err)
+	}
+	if d.Report() == "" || d.Lost() != 1 {
+		t.Fatal("the loss is not reported")
+	}
+	if w, err := NewLossDetector(writer, "").Check(ctx); err != nil || w != nil {
+		t.Fatalf("a writer that never saw the lost entries: %v %v", w, err)
+	}
+}
