@@ -42,26 +42,18 @@ func onBackends(t *testing.T, f func(t *testing.T, s *controlplane.Store)) {
 // slot of namespace's keys.
 func clusterSeed(t *testing.T, addrs []string, namespace string) string {
 	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: addrs[0]})
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
 	defer c.Close()
-	slot, err := c.ClusterKeySlot(context.Background(), controlplane.NewKeys(namespace).Journal()).Result()
+	owner, err := c.MasterForKey(context.Background(), controlplane.NewKeys(namespace).Journal())
 	if err != nil {
 		t.Fatal(err)
 	}
-	slots, err := c.ClusterSlots(context.Background()).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range slots {
-		if int64(r.Start) <= slot && slot <= int64(r.End) {
-			for _, a := range addrs {
-				if a != r.Nodes[0].Addr {
-					return a
-				}
-			}
+	for _, a := range addrs {
+		if a != owner.Options().Addr {
+			return a
 		}
 	}
-	t.Fatalf("no node owns slot %d: %+v", slot, slots)
+	t.Fatalf("every node is %s", owner.Options().Addr)
 	return ""
 }
 
