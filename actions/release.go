@@ -47,6 +47,8 @@ type ChangeOptions struct {
 	// Shorten lets extend move the expiry earlier (journaled with the
 	// outcome "shortened"); without it a shorter expiry is refused.
 	Shorten bool
+	// Restores names the lost entry this change re-applies (journal sync).
+	Restores *journal.Restored
 }
 
 // Release undoes action id: each of its levers is removed, or restored to
@@ -79,7 +81,7 @@ func (s *Service) change(ctx context.Context, op, id, actor, reason string, ttl 
 		return nil, err
 	}
 	first := levers[0]
-	a := s.begin(Spec{Kind: string(first.Kind), Target: first.Target, Value: first.Value, Reason: reason, Actor: actor, TTL: ttl}, modeApply)
+	a := s.begin(Spec{Kind: string(first.Kind), Target: first.Target, Value: first.Value, Reason: reason, Actor: actor, TTL: ttl, Restores: o.Restores}, modeApply)
 	a.id, a.incident, a.leverActor = id, first.Incident, first.Actor
 	a.targets = nil
 	for _, l := range levers {
@@ -119,7 +121,7 @@ func (s *Service) change(ctx context.Context, op, id, actor, reason string, ttl 
 	res := &Result{Operation: op, ActionID: id, Kind: first.Kind, Value: first.Value, Actor: actor, Reason: a.spec.Reason,
 		Incident: first.Incident, TTL: journal.Duration(ttl), Guards: a.guards}
 	for _, l := range levers {
-		e := journal.Entry{Actor: actor, Reason: a.spec.Reason, ActionID: id, Incident: l.Incident, TTL: journal.Duration(ttl)}
+		e := journal.Entry{Actor: actor, Reason: a.spec.Reason, ActionID: id, Incident: l.Incident, TTL: journal.Duration(ttl), Restores: o.Restores}
 		var r controlplane.Result
 		if op == "extend" {
 			exp := s.Clock.Now().Add(ttl)

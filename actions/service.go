@@ -27,6 +27,9 @@ type Spec struct {
 	// a comma list names more than the policy's blast radius.
 	Targets        int
 	IdempotencyKey string
+	// Restores names the lost entry this action re-applies (journal sync);
+	// every entry of the attempt carries it.
+	Restores *journal.Restored
 }
 
 // Service runs the guards and pulls levers through the control plane.
@@ -323,6 +326,7 @@ func (a *attempt) entry(ev journal.Event, target string) journal.Entry {
 	if a.actor == Automation {
 		e.RunBy = a.s.RunBy
 	}
+	e.Restores = a.spec.Restores
 	return e
 }
 

@@ -3,6 +3,7 @@ package alerts
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/stormctl/stormctl/internal/gauges"
 )
 
 // Metrics are the receiver's own, on /metrics of the management address.
@@ -67,12 +68,5 @@ func (m *Metrics) notification(outcome string) {
 // watchLoss exports stormctl_controlplane_journal_lost, as flagd serve
 // does: 1 while report says the control plane's journal went back.
 func (m *Metrics) watchLoss(report func() string) error {
-	return m.Registry.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "stormctl_controlplane_journal_lost",
-		Help: "1 while the control plane's journal is known to have gone back (acknowledged writes lost; run stormctl journal sync)."},
-		func() float64 {
-			if report() != "" {
-				return 1
-			}
-			return 0
-		}))
+	return m.Registry.Register(gauges.JournalLost(report))
 }

@@ -9,16 +9,20 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/stormctl/stormctl/controlplane"
+	"github.com/stormctl/stormctl/internal/testenv"
 	"github.com/stormctl/stormctl/journal"
 	"github.com/stormctl/stormctl/lab/labtest"
 	"github.com/stormctl/stormctl/lever"
 )
 
-// onBackends runs f once per backend with a fresh store.
+// onBackends runs f once per backend with a fresh store: each of the
+// lab's backends, and a Redis Cluster of three masters reached through a
+// cluster client seeded with one node that does not own the namespace's
+// slot, so every command is routed.
 func onBackends(t *testing.T, f func(t *testing.T, s *controlplane.Store)) {
-	for _, b := range labtest.RedisBackends() {
-		t.Run(b.Name, func(t *testing.T) {
-			s, err := controlplane.NewStore(context.Background(), redis.NewClient(&redis.Options{Addr: b.Start(t)}), "same")
+	run := func(name string, client func(t *testing.T) redis.UniversalClient) {
+		t.Run(name, func(t *testing.T) {
+			s, err := controlplane.NewStore(context.Background(), client(t), "same")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -26,6 +30,31 @@ func onBackends(t *testing.T, f func(t *testing.T, s *controlplane.Store)) {
 			f(t, s)
 		})
 	}
+	for _, b := range labtest.RedisBackends() {
+		run(b.Name, func(t *testing.T) redis.UniversalClient { return redis.NewClient(&redis.Options{Addr: b.Start(t)}) })
+	}
+	run("cluster-3-masters", func(t *testing.T) redis.UniversalClient {
+		return redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{clusterSeed(t, testenv.StartCluster(t, 3), "same")}})
+	})
+}
+
+// clusterSeed is a node of the cluster at addrs that does not own the
+// slot of namespace's keys.
+func clusterSeed(t *testing.T, addrs []string, namespace string) string {
+	t.Helper()
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
+	defer c.Close()
+	owner, err := c.MasterForKey(context.Background(), controlplane.NewKeys(namespace).Journal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		if a != owner.Options().Addr {
+			return a
+		}
+	}
+	t.Fatalf("every node is %s", owner.Options().Addr)
+	return ""
 }
 
 func applyLever(t *testing.T, s *controlplane.Store, target string, ttl time.Duration, key string) controlplane.Result {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -150,10 +151,15 @@ func (d *LossDetector) Check(ctx context.Context) (*Loss, error) {
 	}
 	e, _, err := d.s.AppendOnce(ctx, journal.Entry{ID: lossID(mark), Event: journal.ControlPlaneLost, Actor: LossActor,
 		Reason: "the journal went back (failover to a replica that had not caught up, or a wipe)", Outcome: loss.String()})
+	var journalErr error
 	if err != nil {
-		return d.loss, fmt.Errorf("journal the loss: %w", err)
+		// A reader whose Redis user may not journal (flagd's role, an
+		// actuator bound to its own actor) still reports the loss; the
+		// next writer's detector journals it.
+		journalErr = fmt.Errorf("journal the loss: %w", err)
+	} else {
+		loss.Entry = e.ID
 	}
-	loss.Entry = e.ID
 	d.loss = loss
 	if now, err := d.s.Position(ctx); err == nil {
 		pos = now
@@ -164,7 +170,7 @@ func (d *LossDetector) Check(ctx context.Context) (*Loss, error) {
 			return d.loss, err
 		}
 	}
-	return d.loss, nil
+	return d.loss, journalErr
 }
 
 // Acknowledge forgets the reported loss (after `journal sync`).
@@ -232,6 +238,23 @@ func lossID(mark journal.Mark) string {
 		return "LOST-" + mark.Head[:20]
 	}
 	return "LOST-" + mark.Pos
+}
+
+// LossCheckEvery is how often a long-running reader (flagd serve, the
+// Kubernetes actuator) checks that the journal has not gone back: a loss
+// is reported within seconds.
+const LossCheckEvery = 2 * time.Second
+
+// Watch checks every LossCheckEvery until ctx ends, logging each loss
+// once: how a long-running reader remembers the furthest position it saw.
+func (d *LossDetector) Watch(ctx context.Context, log *slog.Logger) {
+	var logged *Loss
+	d.Run(ctx, LossCheckEvery, func(l *Loss, _ error) {
+		if l != nil && l != logged && log != nil {
+			log.Error("control plane journal went back", "loss", l.String(), "entry", l.Entry)
+		}
+		logged = l
+	})
 }
 
 // Run checks every interval until ctx ends, calling report with each new

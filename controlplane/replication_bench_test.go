@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormctl/stormctl/internal/testenv"
 	"github.com/stormctl/stormctl/journal"
 )
 
@@ -16,7 +17,7 @@ import (
 // and p99 of each and their ratios.
 func BenchmarkApplyWait(b *testing.B) {
 	ctx := context.Background()
-	primary, _ := startReplicated(b)
+	primary, _ := testenv.StartReplicated(b)
 	one, zero := 1, 0
 	waiting, plain := openAt(b, primary.Addr, &one), openAt(b, primary.Addr, &zero)
 	i := 0

@@ -6,28 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/stormctl/stormctl/internal/config"
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/internal/testenv"
 	"github.com/stormctl/stormctl/journal"
 	"github.com/stormctl/stormctl/lever"
 )
-
-// startReplicated runs a primary and one replica and waits until the
-// replica is in sync.
-func startReplicated(t testing.TB) (primary, replica *testenv.Redis) {
-	primary = testenv.StartRedis(t, testenv.RedisOptions{})
-	replica = testenv.StartRedis(t, testenv.RedisOptions{ReplicaOf: primary.Addr})
-	c := redis.NewClient(&redis.Options{Addr: primary.Addr})
-	defer c.Close()
-	waitUntil(t, "replica did not connect", func() bool {
-		info, _ := c.Info(context.Background(), "replication").Result()
-		return strings.Contains(info, "connected_slaves:1") && strings.Contains(info, "state=online")
-	})
-	return primary, replica
-}
 
 func openAt(t testing.TB, addr string, wait *int) *Store {
 	t.Helper()
@@ -42,7 +26,7 @@ func openAt(t testing.TB, addr string, wait *int) *Store {
 
 func TestWriteWaitsForReplica(t *testing.T) {
 	ctx := context.Background()
-	primary, replica := startReplicated(t)
+	primary, replica := testenv.StartReplicated(t)
 	s := openAt(t, primary.Addr, nil)
 
 	res := apply(t, s, retriesLever("checkout", "off", time.Minute))
@@ -96,7 +80,7 @@ func TestStandaloneReportsNoReplicas(t *testing.T) {
 		t.Fatalf("%+v", res.Replication)
 	}
 	// wait-replicas 0 turns the wait off, even with a replica.
-	primary, _ := startReplicated(t)
+	primary, _ := testenv.StartReplicated(t)
 	zero := 0
 	res = apply(t, openAt(t, primary.Addr, &zero), retriesLever("checkout", "off", time.Minute))
 	if res.Replication.Waited {

@@ -90,12 +90,23 @@ type Entry struct {
 	// Offline marks an entry recorded in the local pending file while Redis
 	// was unreachable and chained later by `journal sync`; its ID and Time
 	// are those of the original attempt.
-	Offline  bool   `json:"offline,omitempty"`
-	PrevHash string `json:"prev_hash"`
-	Hash     string `json:"hash,omitempty"`
+	Offline bool `json:"offline,omitempty"`
+	// Restores names the acknowledged entry a failover lost that this
+	// entry re-applies (`journal sync`), written by another actor perhaps.
+	Restores *Restored `json:"restores,omitempty"`
+	PrevHash string    `json:"prev_hash"`
+	Hash     string    `json:"hash,omitempty"`
 	// Signature is the armored SSHSIG signature (namespace stormctl-journal)
 	// of the canonical form by the writer's key; "" when unsigned.
 	Signature string `json:"signature,omitempty"`
+}
+
+// Restored is the lost entry a `journal sync` entry re-applies: its id,
+// event and actor, as this machine's written record kept them.
+type Restored struct {
+	Entry string `json:"entry"`
+	Event Event  `json:"event"`
+	Actor string `json:"actor"`
 }
 
 // Evidence is one saved-query result that supported (or failed to support)

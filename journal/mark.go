@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -116,4 +117,72 @@ func AppendWritten(path string, stored []byte) error {
 		return fmt.Errorf("journal written record %s: %w", path, err)
 	}
 	return nil
+}
+
+// ReadWritten reads the writer's local record at path (AppendWritten);
+// none when there is no file.
+func ReadWritten(path string) ([]Entry, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("journal written record: %w", err)
+	}
+	defer f.Close()
+	return readWritten(f, path)
+}
+
+func readWritten(f *os.File, path string) ([]Entry, error) {
+	var out []Entry
+	for e, err := range Entries(ReadLocalRecords(f, path)) {
+		if err != nil {
+			return out, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// DropWritten removes the entries whose ids are in drop from the local
+// record at path, keeping everything else, including entries appended
+// meanwhile. It rewrites the file in place under the lock AppendWritten
+// takes, so a writer appending at the same time is never lost to a rename.
+func DropWritten(path string, drop map[string]bool) error {
+	if len(drop) == 0 {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("journal written record: %w", err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("journal written record %s: lock: %w", path, err)
+	}
+	entries, err := readWritten(f, path)
+	if err != nil {
+		return err
+	}
+	var keep bytes.Buffer
+	for _, e := range entries {
+		if drop[e.ID] {
+			continue
+		}
+		b, err := json.Marshal(e)
+		if err != nil {
+			return fmt.Errorf("journal written record %s: %w", path, err)
+		}
+		keep.Write(append(b, '\n'))
+	}
+	if err := f.Truncate(0); err != nil {
+		return fmt.Errorf("journal written record %s: %w", path, err)
+	}
+	if _, err := f.WriteAt(keep.Bytes(), 0); err != nil {
+		return fmt.Errorf("journal written record %s: %w", path, err)
+	}
+	return f.Sync()
 }

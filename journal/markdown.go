@@ -136,6 +136,9 @@ func actorText(e Entry) string {
 	if e.Offline {
 		a += " (offline)"
 	}
+	if r := e.Restores; r != nil {
+		a += " (restoring " + r.Actor + "'s lost entry " + r.Entry + ")"
+	}
 	return a
 }
 

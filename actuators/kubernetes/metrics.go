@@ -2,6 +2,9 @@ package kubernetes
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stormctl/stormctl/internal/gauges"
+
+	"github.com/stormctl/stormctl/controlplane"
 )
 
 // Metrics are the actuator's own Prometheus metrics.
@@ -50,3 +53,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 
 // Writes counts the patches this actuator has sent to the API server.
 func (a *Actuator) Writes() prometheus.Counter { return a.opts.Metrics.written }
+
+// registerLoss exports d's verdict as the journal-lost gauge every
+// long-running reader exports.
+func registerLoss(reg prometheus.Registerer, d *controlplane.LossDetector) {
+	reg.MustRegister(gauges.JournalLost(d.Report))
+}

@@ -8,14 +8,18 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/internal/sanitize"
 )
 
 // Check is one named readiness condition: Fn returns nil while it holds,
-// else why not.
+// else why not. Detail, if set, is said beside a check that holds ("ok
+// NAME: detail") when not "": something an operator must know that does
+// not make the replica unready.
 type Check struct {
-	Name string
-	Fn   func(ctx context.Context) error
+	Name   string
+	Fn     func(ctx context.Context) error
+	Detail func() string
 }
 
 // Readiness is /readyz: ready while every check holds. The body names each
@@ -48,6 +52,10 @@ func (r *Readiness) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			fmt.Fprintf(&b, "failed %s: %s\n", c.Name, sanitize.Line(err.Error()))
 			continue
 		}
+		if d := detail(c); d != "" {
+			fmt.Fprintf(&b, "ok %s: %s\n", c.Name, sanitize.Line(d))
+			continue
+		}
 		fmt.Fprintf(&b, "ok %s\n", c.Name)
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -69,4 +77,24 @@ func (a *Actuator) readiness(lock *trackedLock) *Readiness {
 	r.Add(Check{Name: "informers", Fn: func(context.Context) error { return a.syncProblem() }})
 	r.Add(Check{Name: "leader", Fn: func(context.Context) error { return a.leaderProblem() }})
 	return r
+}
+
+func detail(c Check) string {
+	if c.Detail == nil {
+		return ""
+	}
+	return c.Detail()
+}
+
+// lossCheck says in /readyz when the control plane's journal went back
+// (a failover lost acknowledged writes), as flagd serve does. The actuator
+// stays ready: it still converges on the levers Redis holds now, and
+// `stormctl journal sync` on the machine that wrote them restores the rest.
+func lossCheck(d *controlplane.LossDetector) Check {
+	return Check{Name: "journal", Fn: func(context.Context) error { return nil }, Detail: func() string {
+		if r := d.Report(); r != "" {
+			return "LOST: " + r
+		}
+		return ""
+	}}
 }

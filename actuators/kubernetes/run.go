@@ -40,6 +40,9 @@ type RunOptions struct {
 	// Lease timings (15s, 10s, 2s by default, as controller-runtime's).
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	Log                                       *slog.Logger
+	// MarkPath holds the furthest journal position seen across restarts
+	// (controlplane.Store.MarkPath); "" keeps it in memory.
+	MarkPath string
 	// ReadyChecks are added to the actuator's own /readyz checks.
 	ReadyChecks []Check
 	// Started, if set, receives the actuator and the bound listen address
@@ -97,7 +100,13 @@ func Run(ctx context.Context, o RunOptions) error {
 	if err := mgr.Add(el); err != nil {
 		return err
 	}
+	loss := controlplane.NewLossDetector(o.Store, o.MarkPath)
+	registerLoss(reg, loss)
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go loss.Watch(watchCtx, o.Log)
 	ready := a.readiness(el.lock)
+	ready.Add(lossCheck(loss))
 	for _, c := range o.ReadyChecks {
 		ready.Add(c)
 	}

@@ -66,7 +66,7 @@ func runActuateKubernetes(ctx context.Context, f *Factory, o *actuateKubeOptions
 	id := "actuator-kubernetes/" + instance
 	// The journal names the actuator itself unless --actor says otherwise.
 	return kube.Run(ctx, kube.RunOptions{Config: cfg, Mapping: m, Store: store, Instance: id,
-		Actor: firstSet(f.flags.Actor, id), Resync: o.resync, Listen: o.listen, Log: log})
+		Actor: firstSet(f.flags.Actor, id), Resync: o.resync, Listen: o.listen, Log: log, MarkPath: store.MarkPath(f.getenv)})
 }
 
 func firstSet(vals ...string) string {

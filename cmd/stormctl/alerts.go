@@ -116,11 +116,7 @@ func runAlertsServe(ctx context.Context, f *Factory, o *alertsServeOptions) erro
 	o.opts.Ready = func(ctx context.Context) error { return store.Client().Ping(ctx).Err() }
 	loss := controlplane.NewLossDetector(store, store.MarkPath(f.getenv))
 	o.opts.Loss = loss.Report
-	go loss.Run(ctx, lossCheckEvery, func(l *controlplane.Loss, err error) {
-		if l != nil && err == nil {
-			log.Error("control plane journal went back", "loss", l.String(), "entry", l.Entry)
-		}
-	})
+	go loss.Watch(ctx, log)
 	srv, err := alerts.Start(o.opts)
 	if err != nil {
 		return err

@@ -113,11 +113,7 @@ func runFlagdServe(ctx context.Context, f *Factory, o *flagdServeOptions) error 
 	defer stop()
 	loss := controlplane.NewClientLossDetector(client, ns, display, f.getenv)
 	o.opts.Loss = loss.Report
-	go loss.Run(ctx, lossCheckEvery, func(l *controlplane.Loss, err error) {
-		if l != nil && err == nil {
-			o.opts.Log.Error("control plane journal went back", "loss", l.String(), "entry", l.Entry)
-		}
-	})
+	go loss.Watch(ctx, o.opts.Log)
 	srv, err := flagd.Start(o.opts)
 	if err != nil {
 		return err
@@ -133,10 +129,6 @@ func runFlagdServe(ctx context.Context, f *Factory, o *flagdServeOptions) error 
 	defer cancel()
 	return srv.Shutdown(sctx)
 }
-
-// lossCheckEvery is how often a long-running reader checks that the
-// journal has not gone back: a loss is reported within seconds.
-const lossCheckEvery = 2 * time.Second
 
 // dialRedis builds the current context's Redis client without dialing, so
 // a long-running reader starts while Redis is down.

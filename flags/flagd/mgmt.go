@@ -2,6 +2,7 @@ package flagd
 
 import (
 	"fmt"
+	"github.com/stormctl/stormctl/internal/gauges"
 	"net/http"
 	"time"
 
@@ -48,14 +49,7 @@ func newMetrics(s *Server) *metrics {
 			Help: "When the current snapshot was published."}),
 	}
 	if s.opts.Loss != nil {
-		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "stormctl_controlplane_journal_lost",
-			Help: "1 while the control plane's journal is known to have gone back (acknowledged writes lost; run stormctl journal sync)."},
-			func() float64 {
-				if s.opts.Loss() != "" {
-					return 1
-				}
-				return 0
-			}))
+		m.reg.MustRegister(gauges.JournalLost(s.opts.Loss))
 	}
 	m.reg.MustRegister(m.streams, m.pushes, m.pushLatency, m.evals, m.rejected, m.redis, m.levers, m.snapshot, m.snapshotAt,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
