@@ -126,7 +126,7 @@ func runDash(ctx context.Context, f *Factory, o *dashOptions, extra *dashExtra) 
 		}
 	}
 	if deps.Store != nil {
-		deps.Report = reportWriter{f: f, dir: "."}
+		deps.Report = f.reportWriter(".")
 	}
 	incident := o.incident
 	if incident == "" && deps.Store != nil {
