@@ -441,18 +441,3 @@ func (a *attempt) result(m mode) *Result {
 	}
 	return r
 }
-
-// RecordUnreachable journals an attempt that could not reach the control
-// plane at all, through j (a journal.Writer without a store writes the
-// local pending file, for `journal sync`), and returns cause.
-func RecordUnreachable(ctx context.Context, j Journal, spec Spec, cause error) error {
-	s := &Service{Journal: j, Clock: SystemClock{}}
-	return s.begin(spec, modeApply).failed(ctx, cause)
-}
-
-// RecordUnreachablePlan is RecordUnreachable for a plan: the entry is an
-// action.planned one whose outcome is the error.
-func RecordUnreachablePlan(ctx context.Context, j Journal, spec Spec, cause error) error {
-	s := &Service{Journal: j, Clock: SystemClock{}}
-	return s.begin(spec, modePlan).failedAs(ctx, journal.ActionPlanned, cause)
-}

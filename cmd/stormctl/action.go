@@ -12,7 +12,6 @@ import (
 	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/internal/output"
-	"github.com/stormctl/stormctl/journal"
 )
 
 func newActionCmd(f *Factory) *cobra.Command {
@@ -108,18 +107,7 @@ func runAction(ctx context.Context, f *Factory, op string, spec actions.Spec) er
 	if _, err := f.Output(); err != nil {
 		return err
 	}
-	attempt := &spec
-	if op == "plan" {
-		attempt = nil // recorded below, as a plan
-	}
-	s, err := f.Actions(ctx, attempt)
-	if op == "plan" && errors.Is(err, controlplane.ErrUnavailable) {
-		// A plan is on the record too, as the dashboard's are: it waits in
-		// the local pending file for `journal sync`.
-		cfg, _ := f.Config()
-		spec.Actor = cfg.Actor
-		return actions.RecordUnreachablePlan(ctx, journal.NewWriter(nil, f.PendingPath()), spec, err)
-	}
+	s, err := f.Attempts(ctx)
 	if err != nil {
 		return err
 	}
@@ -230,7 +218,7 @@ func runChange(ctx context.Context, f *Factory, do func(*actions.Service, string
 	if _, err := f.Output(); err != nil {
 		return err
 	}
-	s, err := f.Actions(ctx, nil)
+	s, err := f.Actions(ctx)
 	if err != nil {
 		return err
 	}
@@ -257,7 +245,7 @@ func newActionListCmd(f *Factory) *cobra.Command {
 			if _, err := f.Output(); err != nil {
 				return err
 			}
-			s, err := f.Actions(ctx, nil)
+			s, err := f.Actions(ctx)
 			if err != nil {
 				return err
 			}

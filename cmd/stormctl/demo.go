@@ -127,7 +127,7 @@ func runDemo(ctx context.Context, f *Factory, o *demoOptions) error {
 	done := make(chan error, 1)
 	go func() { done <- l.Run(ctx) }()
 
-	svc, err := f.Actions(ctx, nil)
+	svc, err := f.Actions(ctx)
 	if err != nil {
 		return err
 	}
