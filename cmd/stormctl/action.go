@@ -104,9 +104,6 @@ and "stormctl action approve ID" by someone else applies it. Exits 0 with the re
 // prints what it found even when apply would be refused, and exits as
 // apply would.
 func runAction(ctx context.Context, f *Factory, op string, spec actions.Spec) error {
-	if _, err := f.Output(); err != nil {
-		return err
-	}
 	s, err := f.Attempts(ctx)
 	if err != nil {
 		return err
@@ -215,9 +212,6 @@ func (o *changeOptions) bind(cmd *cobra.Command, done string) {
 }
 
 func runChange(ctx context.Context, f *Factory, do func(*actions.Service, string) (*actions.Result, error)) error {
-	if _, err := f.Output(); err != nil {
-		return err
-	}
 	s, err := f.Actions(ctx)
 	if err != nil {
 		return err
@@ -242,9 +236,6 @@ func newActionListCmd(f *Factory) *cobra.Command {
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			if _, err := f.Output(); err != nil {
-				return err
-			}
 			s, err := f.Actions(ctx)
 			if err != nil {
 				return err
