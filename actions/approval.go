@@ -73,13 +73,13 @@ func (s *Service) Request(ctx context.Context, spec Spec) (*Result, *Approval, e
 		return nil, nil, a.failed(ctx, err)
 	}
 	if ref != nil {
-		return a.result("request"), nil, a.refuse(ctx, ref)
+		return a.result(modeRequest), nil, a.journalRefusal(ctx, ref)
 	}
 	ap, err := a.request(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	res := a.result("request")
+	res := a.result(modeRequest)
 	res.RequestID = ap.ID
 	return res, ap, nil
 }
@@ -137,7 +137,7 @@ func (s *Service) Approve(ctx context.Context, id, approver string, yes bool) (*
 	a := s.begin(spec, modeApprove)
 	a.id, a.actor, a.approval, a.approvalRaw = ap.ActionID, approver, ap, raw
 	a.inputErrs["actor"] = actorErr // the approver acts now; the request checked the requester
-	return s.apply(ctx, a, "approve")
+	return s.apply(ctx, a)
 }
 
 // approve marks the request approved and journals action.approved, in one

@@ -23,7 +23,8 @@ func pass(format string, args ...any) verdict {
 	return verdict{status: StatusPassed, detail: fmt.Sprintf(format, args...)}
 }
 
-func refuse(hint, format string, args ...any) verdict {
+// refusal builds a guard's refusal; journalRefusal records it.
+func refusal(hint, format string, args ...any) verdict {
 	return verdict{refuse: &RefusedError{Reason: fmt.Sprintf(format, args...), Hint: hint}}
 }
 
@@ -83,19 +84,8 @@ func (a *attempt) validate(ctx context.Context) (verdict, error) {
 	if v := a.checkInput("actor"); v.refuse != nil {
 		return v, nil
 	}
-	ks, err := ParseKind(a.spec.Kind)
-	if err != nil {
-		return refuse("", "%v", err), nil
-	}
-	targets, err := ks.ParseTargets(a.spec.Target)
-	if err != nil {
-		return refuse(targetHint(ks), "%v", err), nil
-	}
-	if _, err := ks.ParseValue(a.spec.Value); err != nil {
-		return refuse("", "%v", err), nil
-	}
-	if a.total == 0 {
-		a.total = len(targets)
+	if a.parseErr != nil {
+		return refusal(a.parseHint, "%v", a.parseErr), nil
 	}
 	if v, err := a.attachIncident(ctx); v.refuse != nil || err != nil {
 		return v, err
@@ -151,9 +141,9 @@ func (a *attempt) attachIncident(ctx context.Context) (verdict, error) {
 	}
 	switch {
 	case inc == nil:
-		return refuse("see `stormctl incident list`", "unknown incident %q", a.spec.Incident), nil
+		return refusal("see `stormctl incident list`", "unknown incident %q", a.spec.Incident), nil
 	case !inc.IsOpen():
-		return refuse("open a new one with `stormctl incident open TITLE`", "incident %s (%s) was closed at %s", inc.ID, inc.Title, inc.ClosedAt.Format("15:04:05Z07:00")), nil
+		return refusal("open a new one with `stormctl incident open TITLE`", "incident %s (%s) was closed at %s", inc.ID, inc.Title, inc.ClosedAt.Format("15:04:05Z07:00")), nil
 	}
 	a.incident = inc.ID
 	return verdict{}, nil
@@ -165,11 +155,11 @@ func (a *attempt) policy(ctx context.Context) (verdict, error) {
 	}
 	p, k := a.s.Policy, a.ks.Kind
 	if !p.Allows(a.leverActor, k) {
-		return a.withAdvisory(refuse("ask someone whose role may, or change policy.kinds in the context",
+		return a.withAdvisory(refusal("ask someone whose role may, or change policy.kinds in the context",
 			"%s (role %s) may not use %s levers", a.leverActor, p.Role(a.leverActor), k)), nil
 	}
 	if a.mode == modeApprove && !p.MayApprove(a.actor, k) {
-		return a.withAdvisory(refuse("ask someone whose role may approve", "%s (role %s) may not approve %s levers", a.actor, p.Role(a.actor), k)), nil
+		return a.withAdvisory(refusal("ask someone whose role may approve", "%s (role %s) may not approve %s levers", a.actor, p.Role(a.actor), k)), nil
 	}
 	return pass("%s is %s", a.leverActor, p.Role(a.leverActor)), nil
 }
@@ -179,7 +169,7 @@ func (a *attempt) reason(context.Context) (verdict, error) {
 		return v, nil
 	}
 	if strings.TrimSpace(a.spec.Reason) == "" {
-		return refuse(`say what you saw and why this helps, e.g. --reason "amplification 4x on checkout->payments"`, "a reason is required"), nil
+		return refusal(`say what you saw and why this helps, e.g. --reason "amplification 4x on checkout->payments"`, "a reason is required"), nil
 	}
 	return pass("%q", a.spec.Reason), nil
 }
@@ -193,13 +183,13 @@ func (a *attempt) ttl(context.Context) (verdict, error) {
 	limit := a.s.Policy.MaxTTL(a.ks.Kind)
 	switch {
 	case a.spec.TTL == 0:
-		return refuse(fmt.Sprintf("pass --ttl, at most %s for %s", limit, a.ks.Kind), "a TTL is required: every lever expires by itself"), nil
+		return refusal(fmt.Sprintf("pass --ttl, at most %s for %s", limit, a.ks.Kind), "a TTL is required: every lever expires by itself"), nil
 	case a.spec.TTL < 0:
-		return refuse(fmt.Sprintf("pass a positive --ttl, at most %s for %s", limit, a.ks.Kind), "TTL %s is negative: it is how long the lever holds from now", a.spec.TTL), nil
+		return refusal(fmt.Sprintf("pass a positive --ttl, at most %s for %s", limit, a.ks.Kind), "TTL %s is negative: it is how long the lever holds from now", a.spec.TTL), nil
 	case a.spec.TTL < MinTTL:
-		return refuse(fmt.Sprintf("use --ttl %s or more", MinTTL), "TTL %s is under the minimum %s: the lever would expire before the fleet could act on it", a.spec.TTL, MinTTL), nil
+		return refusal(fmt.Sprintf("use --ttl %s or more", MinTTL), "TTL %s is under the minimum %s: the lever would expire before the fleet could act on it", a.spec.TTL, MinTTL), nil
 	case a.spec.TTL > limit:
-		return refuse(fmt.Sprintf("use --ttl %s or less, and extend it later if still needed", limit), "TTL %s exceeds the maximum %s for %s levers", a.spec.TTL, limit, a.ks.Kind), nil
+		return refusal(fmt.Sprintf("use --ttl %s or less, and extend it later if still needed", limit), "TTL %s exceeds the maximum %s for %s levers", a.spec.TTL, limit, a.ks.Kind), nil
 	}
 	return pass("%s (max %s)", a.spec.TTL, limit), nil
 }
@@ -271,7 +261,7 @@ func (a *attempt) gatherEvidence(ctx context.Context) (verdict, error) {
 		a.forced = true
 		return verdict{status: StatusForced, detail: "no supporting evidence for " + strings.Join(missing, ", ") + "; forced by " + a.actor}, nil
 	}
-	return refuse("act anyway with --force (journaled as forced)", "no evidence supports %s=%s on %s; it needs %s at or past its warn threshold",
+	return refusal("act anyway with --force (journaled as forced)", "no evidence supports %s=%s on %s; it needs %s at or past its warn threshold",
 		a.ks.Kind, a.value, strings.Join(missing, ", "), strings.Join(ids, " or ")), nil
 }
 
@@ -279,9 +269,9 @@ func (a *attempt) blastRadius(context.Context) (verdict, error) {
 	n, limit, want := a.total, a.s.Policy.BlastRadius(), a.spec.Targets
 	switch {
 	case want != 0 && want != n:
-		return refuse(fmt.Sprintf("check the list and pass --targets %d", n), "--targets %d does not match the %d target(s) named", want, n), nil
+		return refusal(fmt.Sprintf("check the list and pass --targets %d", n), "--targets %d does not match the %d target(s) named", want, n), nil
 	case n > limit && want != n:
-		return refuse(fmt.Sprintf("confirm the count with --targets %d", n), "the action names %d targets, more than the blast radius of %d", n, limit), nil
+		return refusal(fmt.Sprintf("confirm the count with --targets %d", n), "the action names %d targets, more than the blast radius of %d", n, limit), nil
 	}
 	return pass("%d target(s), limit %d", n, limit), nil
 }
@@ -289,7 +279,7 @@ func (a *attempt) blastRadius(context.Context) (verdict, error) {
 func (a *attempt) approvalGuard(ctx context.Context) (verdict, error) {
 	switch {
 	case a.mode == modeApprove && a.actor == a.leverActor:
-		return a.withAdvisory(refuse("a different person must approve", "%s may not approve their own request %s", a.actor, a.approval.ID)), nil
+		return a.withAdvisory(refusal("a different person must approve", "%s may not approve their own request %s", a.actor, a.approval.ID)), nil
 	case a.mode == modeApprove:
 		id, err := a.identity(ctx)
 		if err != nil {
@@ -323,7 +313,7 @@ func (a *attempt) conflict(ctx context.Context) (verdict, error) {
 			continue
 		}
 		if !a.spec.Supersede {
-			v := refuse("pass --supersede to replace it (releasing this action restores it)", "%s %s", a.ks.Kind, held(cur))
+			v := refusal("pass --supersede to replace it (releasing this action restores it)", "%s %s", a.ks.Kind, held(cur))
 			v.refuse.Holder = cur
 			return v, nil
 		}
@@ -368,15 +358,15 @@ func (a *attempt) confirm(ctx context.Context) (verdict, error) {
 	case a.spec.Yes:
 		return pass("--yes"), nil
 	case a.s.Confirm == nil:
-		return refuse("pass --yes to confirm in a script", "no terminal to confirm on"), nil
+		return refusal("pass --yes to confirm in a script", "no terminal to confirm on"), nil
 	}
 	prompt := fmt.Sprintf("Set %s=%s on %s for %s (%s)? Type %q to confirm: ", a.ks.Kind, a.value, want, a.spec.TTL, a.spec.Reason, want)
 	ok, err := a.s.Confirm.Confirm(ctx, prompt, want)
 	if err != nil {
-		return refuse("pass --yes to confirm in a script", "confirmation failed: %v", err), nil
+		return refusal("pass --yes to confirm in a script", "confirmation failed: %v", err), nil
 	}
 	if !ok {
-		return refuse("type the target exactly, or pass --yes", "the confirmation did not match %q", want), nil
+		return refusal("type the target exactly, or pass --yes", "the confirmation did not match %q", want), nil
 	}
 	return pass("typed %q", want), nil
 }

@@ -66,7 +66,7 @@ func (a *attempt) keyReused(ctx context.Context, err error) (error, bool) {
 		return err, false
 	}
 	a.guards = append(a.guards, GuardResult{Guard: GuardIdempotency, Status: StatusRefused, Detail: reused.Error()})
-	return a.refuse(ctx, &RefusedError{Guard: GuardIdempotency, Reason: reused.Error(),
+	return a.journalRefusal(ctx, &RefusedError{Guard: GuardIdempotency, Reason: reused.Error(),
 		Hint: "retry with the same arguments to get the first result, or pass a new --idempotency-key"}), true
 }
 

@@ -49,7 +49,7 @@ func (a *attempt) sameRedisUser(id controlplane.Identity) verdict {
 	if id.Shared || id.User == "" || req == "" || id.User != req {
 		return verdict{}
 	}
-	return refuse("a different person must approve, logged in to Redis with their own credentials",
+	return refusal("a different person must approve, logged in to Redis with their own credentials",
 		"request %s was made as Redis user %s (actor %s), and you are Redis user %s: nobody approves their own request, whatever --actor says",
 		a.approval.ID, req, a.approval.Actor, id.User)
 }

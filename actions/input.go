@@ -30,7 +30,7 @@ func actorInput(s string) (string, error) {
 // checkInput refuses an attempt whose actor or reason is not plain text.
 func (a *attempt) checkInput(field string) verdict {
 	if err := a.inputErrs[field]; err != nil {
-		return refuse("type it as plain text: it is printed on every responder's terminal and in every export", "%v", err)
+		return refusal("type it as plain text: it is printed on every responder's terminal and in every export", "%v", err)
 	}
 	return verdict{}
 }

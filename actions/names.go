@@ -52,7 +52,7 @@ func (a *attempt) checkNames(ctx context.Context) (notes []string, v verdict, er
 				hint += "; " + tail
 			}
 			if ierr == nil {
-				return nil, refuse(hint, "unknown %s %q in target %q", n.role, n.name, t.Name), nil
+				return nil, refusal(hint, "unknown %s %q in target %q", n.role, n.name, t.Name), nil
 			}
 			if held == nil {
 				if held, err = a.heldNames(ctx); err != nil {
@@ -65,7 +65,7 @@ func (a *attempt) checkNames(ctx context.Context) (notes []string, v verdict, er
 			}
 			why := fmt.Sprintf("cannot confirm that %s %q exists: it is not in the config inventory nor in any lever in Redis, and %v", n.role, n.name, ierr)
 			if !a.spec.Force {
-				return nil, refuse(hint+"; act anyway with --force (journaled as target unverified)", "%s", why), nil
+				return nil, refusal(hint+"; act anyway with --force (journaled as target unverified)", "%s", why), nil
 			}
 			a.unverified = append(a.unverified, fmt.Sprintf("%s %q", n.role, n.name))
 			notes = appendOnce(notes, "target unverified: "+why+"; forced by "+a.actor)

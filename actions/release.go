@@ -89,13 +89,13 @@ func (s *Service) change(ctx context.Context, op, id, actor, reason string, ttl 
 	}
 	checks := []guard{{GuardPolicy, func(context.Context) (verdict, error) {
 		if !s.Policy.Allows(actor, first.Kind) {
-			return refuse("ask someone whose role may", "%s (role %s) may not %s %s levers", actor, s.Policy.Role(actor), op, first.Kind), nil
+			return refusal("ask someone whose role may", "%s (role %s) may not %s %s levers", actor, s.Policy.Role(actor), op, first.Kind), nil
 		}
 		return pass("%s is %s", actor, s.Policy.Role(actor)), nil
 	}}, {GuardReason, func(context.Context) (verdict, error) {
 		// Like apply: the record says why the lever changed.
 		if strings.TrimSpace(reason) == "" {
-			return refuse(fmt.Sprintf(`say why, e.g. --reason "amplification back under 1.2x" (stormctl action %s %s --reason ...)`, op, id), "a reason is required"), nil
+			return refusal(fmt.Sprintf(`say why, e.g. --reason "amplification back under 1.2x" (stormctl action %s %s --reason ...)`, op, id), "a reason is required"), nil
 		}
 		return pass("%q", reason), nil
 	}}}
@@ -114,7 +114,7 @@ func (s *Service) change(ctx context.Context, op, id, actor, reason string, ttl 
 		if v.refuse != nil {
 			v.refuse.Guard = g.name
 			a.guards = append(a.guards, GuardResult{Guard: g.name, Status: StatusRefused, Detail: v.refuse.Reason})
-			return nil, a.refuse(ctx, v.refuse)
+			return nil, a.journalRefusal(ctx, v.refuse)
 		}
 		a.guards = append(a.guards, GuardResult{Guard: g.name, Status: v.status, Detail: v.detail})
 	}
@@ -150,7 +150,7 @@ func (s *Service) neverShorter(levers []lever.Lever, ttl time.Duration, shorten 
 		if shorten {
 			return pass("shortened from %s left to %s, as asked (--shorten)", left, ttl)
 		}
-		return refuse(fmt.Sprintf("to end it sooner pass --shorten (journaled as shortened) or release it: stormctl action release %s", id),
+		return refusal(fmt.Sprintf("to end it sooner pass --shorten (journaled as shortened) or release it: stormctl action release %s", id),
 			"--ttl %s would shorten %s %s from %s left to %s; extend never shortens", ttl, l.Kind, l.Target, left, ttl)
 	}
 	return pass("expiry moves later")
@@ -167,7 +167,7 @@ func (s *Service) confirmChange(ctx context.Context, op, id string, levers []lev
 	case yes:
 		return pass("--yes"), nil
 	case s.Confirm == nil:
-		return refuse("pass --yes to confirm in a script", "no terminal to confirm on"), nil
+		return refusal("pass --yes to confirm in a script", "no terminal to confirm on"), nil
 	}
 	what := fmt.Sprintf("Release %s=%s on %s (action %s)", levers[0].Kind, levers[0].Value, want, id)
 	if op == "extend" {
@@ -175,10 +175,10 @@ func (s *Service) confirmChange(ctx context.Context, op, id string, levers []lev
 	}
 	ok, err := s.Confirm.Confirm(ctx, fmt.Sprintf("%s? Type %q to confirm: ", what, want), want)
 	if err != nil {
-		return refuse("pass --yes to confirm in a script", "confirmation failed: %v", err), nil
+		return refusal("pass --yes to confirm in a script", "confirmation failed: %v", err), nil
 	}
 	if !ok {
-		return refuse("type the target exactly, or pass --yes", "the confirmation did not match %q", want), nil
+		return refusal("type the target exactly, or pass --yes", "the confirmation did not match %q", want), nil
 	}
 	return pass("typed %q", want), nil
 }

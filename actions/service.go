@@ -48,6 +48,8 @@ type Service struct {
 	RunBy string
 }
 
+// mode is what an attempt was asked to do; its String is the operation a
+// Result reports.
 type mode int
 
 const (
@@ -56,6 +58,20 @@ const (
 	modeRequest
 	modeApprove
 )
+
+func (m mode) String() string {
+	switch m {
+	case modePlan:
+		return "plan"
+	case modeApply:
+		return "apply"
+	case modeRequest:
+		return "request"
+	case modeApprove:
+		return "approve"
+	}
+	return fmt.Sprintf("mode(%d)", int(m))
+}
 
 // leverState is a lever as read before writing it.
 type leverState struct {
@@ -75,12 +91,16 @@ type attempt struct {
 	// approvalRaw is the request record as read, for compare-and-set.
 	approvalRaw string
 
-	ks       KindSpec
-	kindOK   bool
-	targets  []Target // still to apply (replayed targets removed)
-	total    int      // targets named, for the blast radius
-	value    string
-	incident string
+	ks     KindSpec
+	kindOK bool
+	// parseErr is why the kind, targets or value did not parse (with
+	// parseHint), for the validation guard; begin parses them once.
+	parseErr  error
+	parseHint string
+	targets   []Target // still to apply (replayed targets removed)
+	total     int      // targets named, for the blast radius
+	value     string
+	incident  string
 
 	evidence map[string][]journal.Evidence
 	forced   bool
@@ -106,14 +126,25 @@ func (s *Service) begin(spec Spec, m mode) *attempt {
 	spec.Actor, errs["actor"] = actorInput(spec.Actor)
 	a := &attempt{inputErrs: errs, s: s, spec: spec, mode: m, id: journal.NewID(), actor: spec.Actor, leverActor: spec.Actor,
 		evidence: map[string][]journal.Evidence{}, state: map[string]leverState{}, value: spec.Value}
-	if ks, err := ParseKind(spec.Kind); err == nil {
-		a.ks, a.kindOK = ks, true
-		if ts, err := ks.ParseTargets(spec.Target); err == nil {
-			a.targets, a.total = ts, len(ts)
-		}
-		if v, err := ks.ParseValue(spec.Value); err == nil {
-			a.value = v
-		}
+	ks, err := ParseKind(spec.Kind)
+	if err != nil {
+		a.parseErr = err
+		return a
+	}
+	a.ks, a.kindOK = ks, true
+	ts, terr := ks.ParseTargets(spec.Target)
+	if terr == nil {
+		a.targets, a.total = ts, len(ts)
+	}
+	v, verr := ks.ParseValue(spec.Value)
+	if verr == nil {
+		a.value = v
+	}
+	switch {
+	case terr != nil:
+		a.parseErr, a.parseHint = terr, targetHint(ks)
+	case verr != nil:
+		a.parseErr = verr
 	}
 	return a
 }
@@ -142,7 +173,7 @@ func (s *Service) Plan(ctx context.Context, spec Spec) (*Result, error) {
 		outcome = "would need approval by a second person"
 		verdict = &PendingError{Request: a.newApproval(), Planned: true}
 	}
-	res := a.result("plan")
+	res := a.result(modePlan)
 	for i, name := range a.names() {
 		e := a.entry(journal.ActionPlanned, name)
 		e.Outcome = joinNote(outcome, a.outcomeNote())
@@ -163,10 +194,10 @@ func (s *Service) Plan(ctx context.Context, spec Spec) (*Result, error) {
 // Apply runs the guards and, if they pass, sets the levers. A kind that
 // needs approval records a request and returns a *PendingError.
 func (s *Service) Apply(ctx context.Context, spec Spec) (*Result, error) {
-	return s.apply(ctx, s.begin(spec, modeApply), "apply")
+	return s.apply(ctx, s.begin(spec, modeApply))
 }
 
-func (s *Service) apply(ctx context.Context, a *attempt, op string) (*Result, error) {
+func (s *Service) apply(ctx context.Context, a *attempt) (*Result, error) {
 	if done, err := a.replay(ctx); done || err != nil {
 		if err != nil {
 			if ref, ok := a.keyReused(ctx, err); ok {
@@ -174,7 +205,7 @@ func (s *Service) apply(ctx context.Context, a *attempt, op string) (*Result, er
 			}
 			return nil, a.failed(ctx, err)
 		}
-		res := a.result(op)
+		res := a.result(a.mode)
 		settleExpiry(res)
 		return res, nil
 	}
@@ -183,14 +214,14 @@ func (s *Service) apply(ctx context.Context, a *attempt, op string) (*Result, er
 		return nil, a.failed(ctx, err)
 	}
 	if ref != nil {
-		return a.result(op), a.refuse(ctx, ref)
+		return a.result(a.mode), a.journalRefusal(ctx, ref)
 	}
 	if a.pending {
 		ap, err := a.request(ctx)
 		if err != nil {
 			return nil, err
 		}
-		res := a.result("request") // what happened: a request, not an apply
+		res := a.result(modeRequest) // what happened: a request, not an apply
 		res.RequestID = ap.ID
 		return res, &PendingError{Request: ap}
 	}
@@ -199,7 +230,7 @@ func (s *Service) apply(ctx context.Context, a *attempt, op string) (*Result, er
 			return nil, err
 		}
 	}
-	res, err := a.commit(ctx, op)
+	res, err := a.commit(ctx)
 	if ref, ok := a.keyReused(ctx, err); ok {
 		return nil, ref // another request took the key since replay read it
 	}
@@ -209,16 +240,16 @@ func (s *Service) apply(ctx context.Context, a *attempt, op string) (*Result, er
 	if errors.As(err, &spent) {
 		ref := a.rateRefusal(spent.Status)
 		a.guards = append(a.guards, GuardResult{Guard: GuardRateLimit, Status: StatusRefused, Detail: ref.Reason})
-		return a.result(op), a.refuse(ctx, ref)
+		return a.result(a.mode), a.journalRefusal(ctx, ref)
 	}
 	return res, err
 }
 
 // commit writes each lever; a failure part way leaves the earlier targets
 // applied, and says so.
-func (a *attempt) commit(ctx context.Context, op string) (*Result, error) {
+func (a *attempt) commit(ctx context.Context) (*Result, error) {
 	now := a.s.Clock.Now()
-	res := a.result(op)
+	res := a.result(a.mode)
 	res.Targets = res.Targets[:len(a.replayed)]
 	var done []string
 	for i, t := range a.targets {
@@ -285,7 +316,7 @@ func (a *attempt) replay(ctx context.Context) (bool, error) {
 		a.spec.Reason, a.leverActor = first.Reason, first.Actor
 	}
 	if len(a.replayed) > 0 {
-		a.guards = append(a.guards, GuardResult{Guard: "idempotency", Status: StatusReplayed,
+		a.guards = append(a.guards, GuardResult{Guard: GuardIdempotency, Status: StatusReplayed,
 			Detail: fmt.Sprintf("%d target(s) already applied with this key; nothing changed for them", len(a.replayed))})
 	}
 	return len(rest) == 0, nil
@@ -330,8 +361,8 @@ func (a *attempt) entry(ev journal.Event, target string) journal.Entry {
 	return e
 }
 
-// refuse journals a refusal, one entry per target, and returns it.
-func (a *attempt) refuse(ctx context.Context, ref *RefusedError) error {
+// journalRefusal journals a refusal, one entry per target, and returns it.
+func (a *attempt) journalRefusal(ctx context.Context, ref *RefusedError) error {
 	var errs []error
 	for _, name := range a.names() {
 		e := a.entry(journal.ActionRefused, name)
@@ -379,12 +410,14 @@ func (a *attempt) failedAs(ctx context.Context, ev journal.Event, cause error) e
 	return cause
 }
 
-func (a *attempt) result(op string) *Result {
+// result is what the attempt did as operation m, which is its own mode
+// but for an apply that became a request.
+func (a *attempt) result(m mode) *Result {
 	kind := Kind(a.spec.Kind)
 	if a.kindOK {
 		kind = a.ks.Kind
 	}
-	r := &Result{Operation: op, ActionID: a.id, Kind: kind, Value: a.value, Actor: a.leverActor, Reason: a.spec.Reason,
+	r := &Result{Operation: m.String(), ActionID: a.id, Kind: kind, Value: a.value, Actor: a.leverActor, Reason: a.spec.Reason,
 		Incident: a.incident, TTL: journal.Duration(a.spec.TTL), Forced: a.forced, Unverified: a.unverified, Guards: a.guards,
 		Targets: append([]TargetResult{}, a.replayed...)}
 	if a.approval != nil {
@@ -411,19 +444,4 @@ func (a *attempt) result(op string) *Result {
 		r.Targets = append(r.Targets, tr)
 	}
 	return r
-}
-
-// RecordUnreachable journals an attempt that could not reach the control
-// plane at all, through j (a journal.Writer without a store writes the
-// local pending file, for `journal sync`), and returns cause.
-func RecordUnreachable(ctx context.Context, j Journal, spec Spec, cause error) error {
-	s := &Service{Journal: j, Clock: SystemClock{}}
-	return s.begin(spec, modeApply).failed(ctx, cause)
-}
-
-// RecordUnreachablePlan is RecordUnreachable for a plan: the entry is an
-// action.planned one whose outcome is the error.
-func RecordUnreachablePlan(ctx context.Context, j Journal, spec Spec, cause error) error {
-	s := &Service{Journal: j, Clock: SystemClock{}}
-	return s.begin(spec, modePlan).failedAs(ctx, journal.ActionPlanned, cause)
 }

@@ -14,8 +14,12 @@ type Chart struct {
 	Lines           []ChartLine // thresholds, drawn as horizontal lines
 	// Alarm is the threshold whose crossing counts as a breach (the
 	// query's crit, else warn); Below says low values are the bad ones.
-	Alarm  *float64
-	Below  bool
+	Alarm *float64
+	Below bool
+	// For is how long a breach must last before its alert fires (the
+	// threshold's for:); the report's detection is the first breach held
+	// that long when no alert.fired entry says when.
+	For    time.Duration
 	NoData string
 	// Hidden charts are not drawn: their data only dates a first breach.
 	Hidden bool
@@ -43,13 +47,20 @@ type ChartLine struct {
 // ChartWindow is the time the charts and the lever lane show: the record's
 // span with a margin each side (a fifth of the span, at least 5 minutes),
 // so the rise before the first entry and the fall after the last show.
+// It ends when the report was generated if the margin would run past it:
+// Prometheus has no samples there yet, and would fill them from lookback.
 func (r *Report) ChartWindow() (from, to time.Time) {
-	from, to = r.Window()
+	from, last := r.Window()
 	if from.IsZero() {
-		return from, to
+		return from, last
 	}
-	margin := max(5*time.Minute, to.Sub(from)/5).Round(time.Minute)
-	return from.Add(-margin).Truncate(time.Minute), to.Add(margin).Truncate(time.Minute).Add(time.Minute)
+	margin := max(5*time.Minute, last.Sub(from)/5).Round(time.Minute)
+	from, to = from.Add(-margin).Truncate(time.Minute), last.Add(margin).Truncate(time.Minute).Add(time.Minute)
+	if g := r.Generated; !g.IsZero() && g.Before(to) {
+		// A lever still held runs to its expiry, past now: the lane shows it.
+		to = maxTime(g, last)
+	}
+	return from, to
 }
 
 // ChartStep is the query_range resolution for a window: about 240 points,
@@ -80,6 +91,31 @@ func (c Chart) firstBreach() (time.Time, bool) {
 		}
 	}
 	return first, !first.IsZero()
+}
+
+// heldBreach is when the first breach of any series had lasted c.For:
+// when its alert would fire. With no For it is the first breach.
+func (c Chart) heldBreach() (time.Time, bool) {
+	var held time.Time
+	for _, s := range c.Series {
+		var start time.Time // of the breach in progress; zero when none
+		for _, p := range s.Points {
+			if !c.breached(p.V) {
+				start = time.Time{}
+				continue
+			}
+			if start.IsZero() {
+				start = p.T
+			}
+			if p.T.Sub(start) >= c.For {
+				if held.IsZero() || p.T.Before(held) {
+					held = p.T
+				}
+				break
+			}
+		}
+	}
+	return held, !held.IsZero()
 }
 
 // cleared is the first sample after the last breach: when the signal came
@@ -168,10 +204,7 @@ func (r *Report) KeyTimes() KeyTimes {
 			}
 		}
 	}
-	detect := KeyTime{Name: "detection", At: r.Opened, Note: "incident opened"}
-	if r.Opened.IsZero() {
-		detect.Note = "no incident.opened entry in the record"
-	}
+	detect := r.detection(fault)
 	action := KeyTime{Name: "first action", Note: "no lever was applied"}
 	for _, e := range r.Entries {
 		if e.Event == ActionApplied {
@@ -189,6 +222,40 @@ func (r *Report) KeyTimes() KeyTimes {
 		between("time to recover", fault, recover),
 	}
 	return k
+}
+
+// detection is the first alert.fired entry; without one, the first breach
+// held for its threshold's for: (when its alert would fire); without that,
+// the incident's opening. It is never before the fault: an incident opened
+// on a hunch before any breach counts from the breach.
+func (r *Report) detection(fault KeyTime) KeyTime {
+	d := KeyTime{Name: "detection"}
+	for _, e := range r.Entries {
+		if e.Event == AlertFired {
+			d.At, d.Note = e.Time, "first alert fired: "+firstNonEmpty(e.Reason, e.Target, string(e.Event))
+			break
+		}
+	}
+	if d.At.IsZero() {
+		for _, c := range r.Charts {
+			if c.NoData != "" {
+				continue
+			}
+			if t, ok := c.heldBreach(); ok && (d.At.IsZero() || t.Before(d.At)) {
+				d.At, d.Note = t, fmt.Sprintf("first breach of %s held for its for: (%s), when its alert fires", c.Title, c.For)
+			}
+		}
+	}
+	if d.At.IsZero() {
+		d.At, d.Note = r.Opened, "incident opened (no alert fired, and no breach held for its for: in the charts)"
+		if r.Opened.IsZero() {
+			d.Note = "no alert fired, no breach held for its for:, and no incident.opened entry in the record"
+		}
+	}
+	if !d.At.IsZero() && !fault.At.IsZero() && d.At.Before(fault.At) {
+		d.At, d.Note = fault.At, d.Note+", before the fault was first seen: counted from the fault"
+	}
+	return d
 }
 
 func (r *Report) cleared(name, chartID, meaning string) KeyTime {
@@ -216,6 +283,8 @@ func between(name string, a, b KeyTime) KeyDuration {
 		return KeyDuration{Name: name, Note: a.Name + " not known"}
 	case b.At.IsZero():
 		return KeyDuration{Name: name, Note: b.Name + " not known"}
+	case b.At.Before(a.At):
+		return KeyDuration{Name: name, Note: b.Name + " came before " + a.Name}
 	}
 	return KeyDuration{Name: name, D: b.At.Sub(a.At)}
 }

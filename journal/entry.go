@@ -36,6 +36,9 @@ const (
 	PlaybookFailed   Event = "playbook.step.failed"
 	PlaybookSkipped  Event = "playbook.step.skipped"
 	PlaybookFinished Event = "playbook.finished"
+	// AlertFired is journaled by the alert receiver (alerts.AlertFired)
+	// when an alert fires; the report dates detection by the first.
+	AlertFired Event = "alert.fired"
 	// ControlPlaneLost records that the journal went back (a failover to a
 	// replica that had not caught up): its Outcome names the missing range.
 	ControlPlaneLost Event = "controlplane.lost"

@@ -30,6 +30,9 @@ type Report struct {
 	// ChartsNote says why there are no charts at all (--no-charts, no
 	// Prometheus); "" when Charts were asked for.
 	ChartsNote string
+	// Generated is when the report was built (ReportOptions.Now): no
+	// chart runs past it.
+	Generated time.Time
 }
 
 // LeverSpan is one action's hold on a lever, from applied (or restored) to
@@ -99,7 +102,10 @@ func BuildReport(recs iter.Seq2[Record, error], head string, f Filter) (*Report,
 // entries after the break are still shown. A record that cannot be read is
 // an error.
 func BuildReportWith(recs iter.Seq2[Record, error], o ReportOptions) (*Report, error) {
-	r := &Report{Incident: o.Filter.Incident}
+	r := &Report{Incident: o.Filter.Incident, Generated: time.Now()}
+	if o.Now != nil {
+		r.Generated = o.Now()
+	}
 	sum := sha256.New()
 	t := &tally{}
 	at := map[string]int{} // entry hash → index in r.Entries

@@ -20,7 +20,8 @@ type ReportOptions struct {
 	// Signer signs the closing checkpoint as Actor; nil leaves it unsigned.
 	Signer Signer
 	Actor  string
-	// Now is the checkpoint's time; nil is time.Now.
+	// Now is the checkpoint's time and the report's Generated; nil is
+	// time.Now.
 	Now func() time.Time
 }
 

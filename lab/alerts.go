@@ -80,50 +80,35 @@ func judge(id string, th queries.Threshold, mat promql.Matrix, epoch time.Time, 
 		}
 		return cur
 	}
+	calm := queries.LevelOK
 	for _, series := range mat {
 		avg := trailing{span: max(calmSpan, th.For.Seconds())}
-		var held [3]float64 // since when each severity has held; -1: not now
-		held[1], held[2] = -1, -1
+		crit := -1.0 // since when the series has been crit; -1: not now
 		for _, pt := range series.Floats {
-			t, st := at(pt.T), th.Evaluate(pt.F)
-			for sev := 1; sev <= 2; sev++ {
-				switch {
-				case severity(st) < sev:
-					held[sev] = -1
-				case held[sev] < 0:
-					held[sev] = t
-				}
+			t, lv := at(pt.T), th.Level(pt.F)
+			switch {
+			case lv < queries.LevelCrit:
+				crit = -1
+			case crit < 0:
+				crit = t
 			}
 			inCalm := t >= calmFrom.Seconds() && t < calmTo.Seconds()
-			if inCalm && !math.IsNaN(pt.F) && (a.CalmWorst == nil || worse(th, pt.F, *a.CalmWorst)) {
+			if inCalm && !math.IsNaN(pt.F) && (a.CalmWorst == nil || th.Worse(pt.F, *a.CalmWorst)) {
 				v := pt.F
 				a.CalmWorst = &v
 			}
-			if m := avg.add(t, pt.F); inCalm && severity(th.Evaluate(m)) > severity(queries.Status(a.Calm)) {
-				a.Calm = string(th.Evaluate(m))
+			if m := th.Level(avg.add(t, pt.F)); inCalm && m > calm {
+				calm, a.Calm = m, m.String()
 			}
-			for sev := 2; sev >= 1; sev-- {
-				if held[sev] < 0 || t-held[sev] < th.For.Seconds() {
-					continue
-				}
-				if sev == 2 && (a.FirstFiring == nil || t < *a.FirstFiring) {
-					a.FirstFiring, a.Series = &t, series.Metric.String()
-				}
-				break
+			if crit >= 0 && t-crit >= th.For.Seconds() && (a.FirstFiring == nil || t < *a.FirstFiring) {
+				a.FirstFiring, a.Series = &t, series.Metric.String()
 			}
-			if st != queries.OK {
+			if lv >= queries.LevelWarn {
 				a.FirstWarn = earlier(a.FirstWarn, t)
 			}
 		}
 	}
 	return a
-}
-
-func worse(th queries.Threshold, v, than float64) bool {
-	if th.Direction == queries.Below {
-		return v < than
-	}
-	return v > than
 }
 
 // calmSpan is the shortest time calm values are averaged over: a gauge
@@ -151,16 +136,6 @@ func (w *trailing) add(t, v float64) float64 {
 		return math.NaN()
 	}
 	return w.sum / float64(len(w.vs))
-}
-
-func severity(s queries.Status) int {
-	switch s {
-	case queries.Crit:
-		return 2
-	case queries.Warn:
-		return 1
-	}
-	return 0
 }
 
 // rangeQuery evaluates expr every alertStep from the epoch to end.

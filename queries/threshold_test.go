@@ -90,7 +90,7 @@ func TestThresholdInfinities(t *testing.T) {
 		if !c.t.Worse(c.worst, c.middle) || c.t.Worse(c.middle, c.worst) {
 			t.Errorf("%s: %g must rank before %g", c.name, c.worst, c.middle)
 		}
-		if !c.t.Worse(c.best, math.NaN()) || c.t.Severity(math.NaN()) != 0 {
+		if !c.t.Worse(c.best, math.NaN()) || c.t.Level(math.NaN()) != LevelNaN {
 			t.Errorf("%s: NaN must rank after every value, even %g", c.name, c.best)
 		}
 		ss := []Series{{Value: math.NaN()}, {Value: c.best}, {Value: c.middle}, {Value: c.worst}}

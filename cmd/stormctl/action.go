@@ -12,7 +12,6 @@ import (
 	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/internal/output"
-	"github.com/stormctl/stormctl/journal"
 )
 
 func newActionCmd(f *Factory) *cobra.Command {
@@ -105,21 +104,7 @@ and "stormctl action approve ID" by someone else applies it. Exits 0 with the re
 // prints what it found even when apply would be refused, and exits as
 // apply would.
 func runAction(ctx context.Context, f *Factory, op string, spec actions.Spec) error {
-	if _, err := f.Output(); err != nil {
-		return err
-	}
-	attempt := &spec
-	if op == "plan" {
-		attempt = nil // recorded below, as a plan
-	}
-	s, err := f.Actions(ctx, attempt)
-	if op == "plan" && errors.Is(err, controlplane.ErrUnavailable) {
-		// A plan is on the record too, as the dashboard's are: it waits in
-		// the local pending file for `journal sync`.
-		cfg, _ := f.Config()
-		spec.Actor = cfg.Actor
-		return actions.RecordUnreachablePlan(ctx, journal.NewWriter(nil, f.PendingPath()), spec, err)
-	}
+	s, err := f.Attempts(ctx)
 	if err != nil {
 		return err
 	}
@@ -227,10 +212,7 @@ func (o *changeOptions) bind(cmd *cobra.Command, done string) {
 }
 
 func runChange(ctx context.Context, f *Factory, do func(*actions.Service, string) (*actions.Result, error)) error {
-	if _, err := f.Output(); err != nil {
-		return err
-	}
-	s, err := f.Actions(ctx, nil)
+	s, err := f.Actions(ctx)
 	if err != nil {
 		return err
 	}
@@ -254,10 +236,7 @@ func newActionListCmd(f *Factory) *cobra.Command {
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			if _, err := f.Output(); err != nil {
-				return err
-			}
-			s, err := f.Actions(ctx, nil)
+			s, err := f.Actions(ctx)
 			if err != nil {
 				return err
 			}

@@ -146,7 +146,7 @@ func (f *Factory) alertsReceiver(ctx context.Context, log *slog.Logger) (*alerts
 	if err != nil {
 		return nil, nil, err
 	}
-	svc, err := f.Actions(ctx, nil)
+	svc, err := f.Actions(ctx)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -33,7 +33,7 @@ func newAutopilotCmd(f *Factory) *cobra.Command {
 				if strings.TrimSpace(reason) == "" {
 					return exit.NewUsage(errors.New("--reason is required: it is journaled"))
 				}
-				svc, err := f.Actions(cmd.Context(), nil)
+				svc, err := f.Actions(cmd.Context())
 				if err != nil {
 					return err
 				}
@@ -79,7 +79,7 @@ func runAutopilotStatus(ctx context.Context, f *Factory) error {
 	if err != nil {
 		return err
 	}
-	svc, err := f.Actions(ctx, nil)
+	svc, err := f.Actions(ctx)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/stormctl/stormctl/actions"
 	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/internal/exit"
-	"github.com/stormctl/stormctl/journal"
 	"github.com/stormctl/stormctl/playbooks"
 	"github.com/stormctl/stormctl/queries"
 	"github.com/stormctl/stormctl/tui"
@@ -127,7 +126,7 @@ func runDash(ctx context.Context, f *Factory, o *dashOptions, extra *dashExtra) 
 		// any of them saw before the dashboard opened still shows.
 		deps.Loss = controlplane.NewLossDetector(store, store.MarkPath(f.getenv))
 		if !o.readOnly {
-			if svc, err = f.Actions(ctx, nil); err != nil {
+			if svc, err = f.Actions(ctx); err != nil {
 				return err
 			}
 			svc.Confirm = tui.TypedConfirmer{}
@@ -136,11 +135,16 @@ func runDash(ctx context.Context, f *Factory, o *dashOptions, extra *dashExtra) 
 	} else {
 		warnings = append(warnings, "redis: "+err.Error())
 		if !o.readOnly && cfg.Actor != "" {
-			deps.Actions = offlineActions{journal: journal.NewWriter(nil, f.PendingPath()), actor: cfg.Actor, cause: err}
+			// Each attempt fails with why, on the record in the pending file.
+			offline, err := f.Attempts(ctx)
+			if err != nil {
+				return err
+			}
+			deps.Actions = offline
 		}
 	}
 	if deps.Store != nil {
-		deps.Report = reportWriter{f: f, dir: "."}
+		deps.Report = f.reportWriter(".")
 	} else {
 		store = nil
 	}

@@ -2,15 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"os"
-	"path/filepath"
-	"strings"
 	"testing"
-	"time"
-
-	"github.com/stormctl/stormctl/actions"
-	"github.com/stormctl/stormctl/journal"
 
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/internal/iostreams"
@@ -38,20 +31,3 @@ func TestReadOnlyDashFindsCurrentIncident(t *testing.T) {
 
 // A dashboard started while Redis is down still records each plan and
 // apply in the local pending file, as the CLI does.
-func TestOfflineDashboardActionsRecordAttempts(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "journal-pending.jsonl")
-	cause := errors.New("control plane redis://127.0.0.1:1 unreachable")
-	o := offlineActions{journal: journal.NewWriter(nil, path), actor: "alice", cause: cause}
-	spec := actions.Spec{Kind: "retries", Target: "checkout->payments", Value: "off", TTL: 10 * time.Minute, Reason: "amplification 4x"}
-	if _, err := o.Plan(context.Background(), spec); !errors.Is(err, cause) {
-		t.Fatalf("plan: %v", err)
-	}
-	if _, err := o.Apply(context.Background(), spec); !errors.Is(err, cause) {
-		t.Fatalf("apply: %v", err)
-	}
-	es, err := journal.Pending(path)
-	if err != nil || len(es) != 2 || es[0].Event != journal.ActionPlanned || es[1].Event != journal.ActionRefused ||
-		es[0].Actor != "alice" || es[0].Outcome != "error" || !strings.Contains(es[1].Error, "127.0.0.1:1") || !es[0].Offline {
-		t.Fatalf("pending: %+v %v", es, err)
-	}
-}

@@ -127,7 +127,7 @@ func runDemo(ctx context.Context, f *Factory, o *demoOptions) error {
 	done := make(chan error, 1)
 	go func() { done <- l.Run(ctx) }()
 
-	svc, err := f.Actions(ctx, nil)
+	svc, err := f.Actions(ctx)
 	if err != nil {
 		return err
 	}
@@ -149,7 +149,7 @@ func runDemo(ctx context.Context, f *Factory, o *demoOptions) error {
 	}
 	// The embedded control plane ends with the demo: hand over the
 	// incident's report and timeline before it does.
-	rw := reportWriter{f: f, dir: "."}
+	rw := f.reportWriter(".")
 	if path, warnings, err := rw.WriteReport(context.Background(), inc.ID); err != nil {
 		fmt.Fprintf(f.IO.ErrOut, "demo: the HTML report was not written: %v\n", err)
 	} else {

@@ -57,7 +57,7 @@ func incidentRun(cmd *cobra.Command, f *Factory, do func(*actions.Service, strin
 	if _, err := f.Output(); err != nil {
 		return err
 	}
-	s, err := f.Actions(cmd.Context(), nil)
+	s, err := f.Actions(cmd.Context())
 	if err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func newIncidentListCmd(f *Factory) *cobra.Command {
 			if _, err := f.Output(); err != nil {
 				return err
 			}
-			s, err := f.Actions(cmd.Context(), nil)
+			s, err := f.Actions(cmd.Context())
 			if err != nil {
 				return err
 			}

@@ -5,13 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"flag"
-	"fmt"
-	"math"
 	"net"
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -19,7 +16,6 @@ import (
 
 	"github.com/stormctl/stormctl/internal/testenv"
 	"github.com/stormctl/stormctl/journal"
-	"github.com/stormctl/stormctl/queries"
 )
 
 var updateReport = flag.Bool("update-report", false, "rewrite testdata/report-INC-42.html")
@@ -86,13 +82,14 @@ func TestJournalExportHTMLCharts(t *testing.T) {
 		// First samples past crit: amplification and retry ratio once the
 		// 1m rate window holds storm samples; mitigation is the first
 		// sample after amplification's last breach, recovery the edge
-		// error rate's.
+		// error rate's. Detection is when the first breach had lasted its
+		// for: (retry ratio's 20s), not the incident's opening at 10:04.
 		`<tr><td>fault first seen</td><td class="t">2026-03-02 10:02:`,
-		`<tr><td>detection</td><td class="t">2026-03-02 10:04:00Z</td>`,
+		`<tr><td>detection</td><td class="t">2026-03-02 10:02:30Z</td><td>first breach of Retry ratio (retries ÷ attempts) held for its for: (20s)`,
 		`<tr><td>first action</td><td class="t">2026-03-02 10:06:00Z</td><td>retries off on checkout-&gt;payments by alice</td>`,
 		`<tr><td>mitigation</td><td class="t">2026-03-02 10:07:`,
 		`<tr><td>recovery</td><td class="t">2026-03-02 10:10:`,
-		`<tr><td>time to first action</td><td class="t">2m0s</td>`,
+		`<tr><td>time to first action</td><td class="t">3m30s</td>`,
 	}
 	for _, k := range keys {
 		if !strings.Contains(html, k) {
@@ -226,22 +223,6 @@ func rangeHash(t *testing.T) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func TestReportScopes(t *testing.T) {
-	entries := []journal.Entry{
-		{Kind: "retries", Target: "checkout->payments"}, {Kind: "breaker", Target: "payments"},
-		{Kind: "shed", Target: "checkout"}, {Kind: "retries", Target: "checkout->payments"},
-		{Kind: "autoscaling", Target: "ledger"}, {Event: journal.Note},
-	}
-	edges, services := reportScopes(entries)
-	want := []chartScope{{"checkout", "payments"}, {"", "payments"}, {"checkout", ""}, {"ledger", ""}}
-	if !slices.Equal(edges, want) || !slices.Equal(services, []chartScope{{service: "checkout"}, {service: "ledger"}}) {
-		t.Errorf("edges %v, services %v", edges, services)
-	}
-	if e, s := reportScopes(nil); len(e) != 1 || len(s) != 1 || e[0] != (chartScope{}) {
-		t.Errorf("no targets: chart every service: %v %v", e, s)
-	}
-}
-
 // TestJournalExportHTMLSilentPrometheus: a server that accepts and drops
 // every connection is asked once, not once per chart and target.
 func TestJournalExportHTMLSilentPrometheus(t *testing.T) {
@@ -270,21 +251,5 @@ func TestJournalExportHTMLSilentPrometheus(t *testing.T) {
 	}
 	if strings.Count(html, "No chart: Prometheus did not answer") != 5 {
 		t.Error("each chart should say Prometheus did not answer")
-	}
-}
-
-func TestAddSeriesBounded(t *testing.T) {
-	var c journal.Chart
-	omitted := map[string]bool{}
-	for i := range maxChartSeries + 3 {
-		s := queries.Series{Labels: map[string]string{"service": fmt.Sprint("svc-", i)}, Points: []queries.Point{{V: math.Inf(1)}}}
-		addSeries(&c, s, omitted)
-		addSeries(&c, s, omitted) // the same series from another scope
-	}
-	if len(c.Series) != maxChartSeries || len(omitted) != 3 || !strings.HasPrefix(c.Note, "3 more series not drawn") {
-		t.Errorf("%d series, %d omitted, note %q", len(c.Series), len(omitted), c.Note)
-	}
-	if !math.IsNaN(c.Series[0].Points[0].V) {
-		t.Error("an infinite sample must draw a gap")
 	}
 }

@@ -61,7 +61,7 @@ a kind that needs approval is requested again.`,
 				restoreErr = journal.DropWritten(written, lw.Done)
 			} else {
 				// Only a loss needs someone to act: the re-applies are theirs.
-				svc, err := f.Actions(ctx, nil)
+				svc, err := f.Actions(ctx)
 				if err != nil {
 					return err
 				}

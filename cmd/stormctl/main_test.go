@@ -8,7 +8,6 @@ import (
 
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/internal/iostreams"
-	"github.com/stormctl/stormctl/queries"
 )
 
 // run executes stormctl in-process with captured streams and no config file.
@@ -78,34 +77,5 @@ func TestEvalTime(t *testing.T) {
 		if _, err := evalTime(bad, now); exit.Code(err) != exit.Usage {
 			t.Errorf("evalTime(%q) = %v, want a usage error", bad, err)
 		}
-	}
-}
-
-// A threshold with for: counts only at the level it held over the window.
-func TestBreachedUsesHeldLevel(t *testing.T) {
-	s := func(status, held string) resultJSON {
-		return resultJSON{Series: []seriesJSON{{Status: status, Held: held}}}
-	}
-	cases := []struct {
-		r      resultJSON
-		failOn string
-		want   bool
-	}{
-		{s("crit", ""), "crit", true},
-		{s("crit", "crit"), "crit", true},
-		{s("crit", "warn"), "crit", false},
-		{s("crit", "warn"), "warn", true},
-		{s("crit", "ok"), "warn", false},
-		{s("warn", ""), "crit", false},
-		{s("nan", ""), "warn", false},
-		{s("no_data", ""), "warn", false},
-	}
-	for _, c := range cases {
-		if got := breached(c.r, c.failOn); got != c.want {
-			t.Errorf("breached(%+v, %s) = %v", c.r.Series[0], c.failOn, got)
-		}
-	}
-	if string(queries.Crit) != "crit" || string(queries.Warn) != "warn" {
-		t.Fatal("status names changed; the JSON contract depends on them")
 	}
 }

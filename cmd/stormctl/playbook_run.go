@@ -87,7 +87,7 @@ func runPlaybook(ctx context.Context, f *Factory, o *playbookRunOptions, dirs []
 	if err != nil {
 		return err
 	}
-	svc, err := f.Actions(ctx, nil)
+	svc, err := f.Actions(ctx)
 	if err != nil {
 		return err
 	}

@@ -51,7 +51,7 @@ func playbookStatus(ctx context.Context, f *Factory, dirs []string, name, incide
 		return err
 	}
 	if incident == "" {
-		svc, err := f.Actions(ctx, nil)
+		svc, err := f.Actions(ctx)
 		if err != nil {
 			return err
 		}

@@ -54,7 +54,8 @@ func runCheck(cmd *cobra.Command, f *Factory, o *checkOptions, args []string) er
 	if o.all == (len(args) > 0) {
 		return exit.NewUsage(errors.New("give query ids or --all, not both or neither"))
 	}
-	if o.failOn != string(queries.Warn) && o.failOn != string(queries.Crit) {
+	failOn, err := queries.ParseLevel(o.failOn)
+	if err != nil || failOn < queries.LevelWarn {
 		return exit.NewUsage(fmt.Errorf("--fail-on %q: want warn or crit", o.failOn))
 	}
 	at, err := evalTime(o.at, time.Now())
@@ -107,25 +108,23 @@ func runCheck(cmd *cobra.Command, f *Factory, o *checkOptions, args []string) er
 	var failed, errored []string
 	i := 0
 	for n, r := range rendered {
+		now := results[i]
+		i++
+		var sustained *queries.Result
+		if r.Threshold.For > 0 {
+			sustained = &results[i]
+			i++
+		}
 		var res resultJSON
 		if o.top > 0 {
-			res, _ = toFleetResult(fleets[n], results[i])
+			res = toFleetResult(fleets[n], now, sustained)
 		} else {
-			res = toResult(r, results[i])
-		}
-		i++
-		if r.Threshold.For > 0 {
-			if o.top > 0 {
-				markHeld(&res, fleets[n], results[i])
-			} else {
-				markSustained(&res, r.Threshold, results[i])
-			}
-			i++
+			res = toResult(r, now, sustained)
 		}
 		switch {
 		case res.Error != "":
 			errored = append(errored, r.QueryID)
-		case fleetBreached(res, o.failOn) || (o.requireData && res.NoData != nil):
+		case res.breaches(failOn) || (o.requireData && res.NoData != nil):
 			failed = append(failed, r.QueryID)
 		}
 		out = append(out, res)
@@ -143,45 +142,16 @@ func runCheck(cmd *cobra.Command, f *Factory, o *checkOptions, args []string) er
 	return nil
 }
 
-// markSustained records, per series, the threshold level that held over the
-// whole for: window (the sustained subquery), beside the level it is at now.
-func markSustained(res *resultJSON, th queries.Threshold, sustained queries.Result) {
-	if sustained.Err != nil {
-		return
+// breaches reports whether the result fails a check at failOn: over every
+// series of a --top result (held for the for: window when the threshold
+// has one), else over its series, each at the lower of its level now and
+// the level it held.
+func (r resultJSON) breaches(failOn queries.Level) bool {
+	switch {
+	case r.fleet != nil && r.Threshold.For != "":
+		return r.heldFleet != nil && r.heldFleet.Breaches(failOn)
+	case r.fleet != nil:
+		return r.fleet.Breaches(failOn)
 	}
-	held := map[string]string{}
-	for _, s := range sustained.Series {
-		held[seriesName(s.Labels)] = string(th.Evaluate(s.Value))
-	}
-	for i := range res.Series {
-		s := &res.Series[i]
-		if s.Status != string(queries.Warn) && s.Status != string(queries.Crit) {
-			continue
-		}
-		if h, ok := held[seriesName(s.Labels)]; ok {
-			s.Held = h
-		} else {
-			s.Held = string(queries.OK)
-		}
-	}
-}
-
-// level is the status that counts for a check: the lower of the current
-// level and, for thresholds with for:, the level held over the window.
-func level(s seriesJSON) int {
-	r := rank[s.Status]
-	if s.Held != "" && rank[s.Held] < r {
-		r = rank[s.Held]
-	}
-	return r
-}
-
-// breached reports whether any series is at or above the failing level.
-func breached(res resultJSON, failOn string) bool {
-	for _, s := range res.Series {
-		if l := level(s); l >= rank[failOn] && l >= rank[string(queries.Warn)] {
-			return true
-		}
-	}
-	return false
+	return r.eval.Breaches(failOn)
 }

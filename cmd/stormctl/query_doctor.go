@@ -130,7 +130,7 @@ func printDiagnosis(f *Factory, dg *queries.Diagnosis, tty bool) error {
 			if ans.Bound != "" {
 				val += " (" + ans.Bound + " bound)"
 			}
-			a.Row(ans.Query, ans.Pack, sanitize.Line(seriesName(v.Labels)), val, string(v.Status))
+			a.Row(ans.Query, ans.Pack, sanitize.Line(queries.SeriesKey(v.Labels)), val, string(v.Status))
 		}
 	}
 	if err := a.Flush(); err != nil {

@@ -73,73 +73,40 @@ func levelCount(n int) *int {
 }
 
 // toFleetResult is toResult for a fleet expression: the worst series as
-// the result's series, the counts beside them.
-func toFleetResult(fl *queries.Fleet, res queries.Result) (resultJSON, queries.FleetResult) {
+// the result's series, the counts beside them; sustained, when not nil,
+// is the fleet expression of the values held over the for: window
+// (Fleet.HeldFleet).
+func toFleetResult(fl *queries.Fleet, res queries.Result, sustained *queries.Result) resultJSON {
 	split := queries.SplitFleet(fl, res.Series)
 	res.Series = split.Worst
-	out := toResult(fl.Rendered, res)
+	var held *queries.FleetResult
+	if sustained != nil && sustained.Err == nil {
+		h := queries.SplitFleet(fl, sustained.Series)
+		worst := *sustained
+		worst.Series, held = h.Worst, &h
+		sustained = &worst
+	}
+	out := toResult(fl.Rendered, res, sustained)
 	out.Expr = fl.Expr
 	if out.Error == "" && out.NoData == nil {
+		out.fleet = &split
 		out.Fleet = &fleetJSON{Top: fl.Top, Total: split.Total, Warn: levelCount(split.Warn), Crit: levelCount(split.Crit)}
+		if held != nil {
+			out.heldFleet = held
+			out.Fleet.HeldWarn, out.Fleet.HeldCrit = levelCount(held.Warn), levelCount(held.Crit)
+		}
 	}
-	return out, split
-}
-
-// markHeld records the held levels from the fleet expression of the
-// sustained values (Fleet.HeldFleet).
-func markHeld(out *resultJSON, fl *queries.Fleet, held queries.Result) {
-	if out.Fleet == nil || held.Err != nil {
-		return
-	}
-	split := queries.SplitFleet(fl, held.Series)
-	held.Series = split.Worst
-	markSustained(out, fl.Threshold, held)
-	out.Fleet.HeldWarn, out.Fleet.HeldCrit = levelCount(split.Warn), levelCount(split.Crit)
-}
-
-// fleetBreached is breached for a fleet: counted over every series, not
-// only the worst shown, and over the held counts when the threshold has a
-// for: window.
-func fleetBreached(r resultJSON, failOn string) bool {
-	fl := r.Fleet
-	if fl == nil {
-		return breached(r, failOn)
-	}
-	warn, crit := fl.Warn, fl.Crit
-	if r.Threshold.For != "" {
-		warn, crit = fl.HeldWarn, fl.HeldCrit
-	}
-	n := deref(crit)
-	if failOn == string(queries.Warn) {
-		n += deref(warn)
-	}
-	return n > 0
-}
-
-func deref(p *int) int {
-	if p == nil {
-		return 0
-	}
-	return *p
+	return out
 }
 
 // fleetSummary is "amplification: 3 crit, 11 warn of 2,940 series (worst 5
 // shown)", and the held counts when there are some.
 func fleetSummary(r resultJSON) string {
-	fl := r.Fleet
-	counts := queries.FleetResult{Total: fl.Total, Warn: countOr(fl.Warn), Crit: countOr(fl.Crit)}
-	s := fmt.Sprintf("%s (worst %d shown)", counts.Text(r.ID), min(fl.Top, len(r.Series)))
-	if fl.HeldCrit != nil || fl.HeldWarn != nil {
-		s += fmt.Sprintf("; held for %s: %d crit, %d warn", r.Threshold.For, deref(fl.HeldCrit), deref(fl.HeldWarn))
+	s := fmt.Sprintf("%s (worst %d shown)", r.fleet.Text(r.ID), min(r.Fleet.Top, len(r.Series)))
+	if h := r.heldFleet; h != nil {
+		s += fmt.Sprintf("; held for %s: %d crit, %d warn", r.Threshold.For, max(h.Crit, 0), max(h.Warn, 0))
 	}
 	return sanitize.Mask(s, '\uFFFD')
-}
-
-func countOr(p *int) int {
-	if p == nil {
-		return -1
-	}
-	return *p
 }
 
 // printFleetSummaries writes a summary line per fleet result: after the

@@ -36,7 +36,7 @@ func TestQueryTopOnAFleet(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatal(err)
 	}
-	if fl := res.Fleet; fl == nil || fl.Total != 3000 || deref(fl.Crit) != 3 || deref(fl.Warn) != 4 || fl.Top != 3 {
+	if fl := res.Fleet; fl == nil || fl.Total != 3000 || fl.Crit == nil || *fl.Crit != 3 || fl.Warn == nil || *fl.Warn != 4 || fl.Top != 3 {
 		t.Errorf("fleet counts %+v, want 3 crit, 4 warn of 3000", res.Fleet)
 	}
 	var got []string

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -15,12 +14,6 @@ import (
 	"github.com/stormctl/stormctl/internal/output"
 	"github.com/stormctl/stormctl/internal/sanitize"
 	"github.com/stormctl/stormctl/queries"
-)
-
-// Statuses a series can have beyond the threshold's ok/warn/crit.
-const (
-	statusNoData = "no_data"
-	statusNaN    = "nan" // queries.NaNNoData: e.g. 0/0, no requests in the window
 )
 
 type pointJSON struct {
@@ -37,6 +30,8 @@ type seriesJSON struct {
 	// Held is the level held over the whole for: window (query check only).
 	Held   string      `json:"held,omitempty"`
 	Points []pointJSON `json:"points,omitempty"`
+	// level and held are Status and Held as levels, for the table.
+	level, held queries.Level
 }
 
 type noDataJSON struct {
@@ -56,6 +51,10 @@ type resultJSON struct {
 	Error     string        `json:"error,omitempty"`
 	// Fleet is set by --top: Series are then the worst only.
 	Fleet *fleetJSON `json:"fleet,omitempty"`
+	// eval is what the series say; fleet and heldFleet are the counts of a
+	// --top result over every series, now and held for the for: window.
+	eval             queries.Evaluation
+	fleet, heldFleet *queries.FleetResult
 }
 
 func finite(v float64) (*float64, string) {
@@ -101,13 +100,11 @@ func evalTime(s string, now time.Time) (time.Time, error) {
 	return time.Time{}, exit.NewUsage(fmt.Errorf("--time %.40q: want RFC 3339, a Unix time or -DURATION", s))
 }
 
-// rank orders statuses from worst to best for a query's overall status.
-var rank = map[string]int{string(queries.Crit): 4, string(queries.Warn): 3, statusNaN: 2, statusNoData: 1, string(queries.OK): 0}
-
-// toResult turns a runner result into the stable JSON shape.
-func toResult(r *queries.Rendered, res queries.Result) resultJSON {
+// toResult turns a runner result into the stable JSON shape. sustained,
+// when not nil, is the result of the threshold's for: window.
+func toResult(r *queries.Rendered, res queries.Result, sustained *queries.Result) resultJSON {
 	out := resultJSON{renderedInfo: renderedJSON(r), Threshold: thresholdOf(r.Threshold), At: res.At,
-		Series: []seriesJSON{}, Warnings: res.Warnings, Infos: res.Infos, Status: statusNoData}
+		Series: []seriesJSON{}, Warnings: res.Warnings, Infos: res.Infos, Status: queries.LevelNoData.String()}
 	if res.Err != nil {
 		out.Error = res.Err.Error()
 		out.Status = "error"
@@ -117,45 +114,21 @@ func toResult(r *queries.Rendered, res queries.Result) resultJSON {
 		out.NoData = &noDataJSON{Missing: res.NoData.Missing, Message: res.NoData.Message}
 		return out
 	}
-	worst := -1
-	for _, s := range res.Series {
-		sj := seriesJSON{Labels: s.Labels}
-		v := s.Value
-		if len(s.Points) > 0 {
-			for _, p := range s.Points {
-				pv, _ := finite(p.V)
-				sj.Points = append(sj.Points, pointJSON{T: p.T, V: pv})
-			}
-			v = s.Points[len(s.Points)-1].V
+	out.eval = r.Threshold.EvaluateResult(res, sustained)
+	out.Status = out.eval.Level.String()
+	for _, sl := range out.eval.Series {
+		sj := seriesJSON{Labels: sl.Series.Labels, Status: sl.Level.String(), level: sl.Level, held: sl.Held}
+		for _, p := range sl.Series.Points {
+			pv, _ := finite(p.V)
+			sj.Points = append(sj.Points, pointJSON{T: p.T, V: pv})
 		}
-		sj.Value, sj.ValueText = finite(v)
-		if math.IsNaN(v) {
-			sj.Status = statusNaN
-		} else {
-			sj.Status = string(r.Threshold.Evaluate(v))
-		}
-		if rank[sj.Status] > worst {
-			worst, out.Status = rank[sj.Status], sj.Status
+		sj.Value, sj.ValueText = finite(sl.Value)
+		if sl.Sustained {
+			sj.Held = sl.Held.String()
 		}
 		out.Series = append(out.Series, sj)
 	}
 	return out
-}
-
-func seriesName(labels map[string]string) string {
-	keys := make([]string, 0, len(labels))
-	for k := range labels {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + "=" + labels[k]
-	}
-	if len(parts) == 0 {
-		return "(all)"
-	}
-	return strings.Join(parts, " ")
 }
 
 // printResults writes results as one table (or JSON/YAML when asked), and
@@ -183,7 +156,7 @@ func printResults(f *Factory, results []resultJSON, single bool) error {
 				t.Row(r.ID, "-", "-", "error", r.Unit)
 				notes = append(notes, fmt.Sprintf("%s: %s", r.ID, r.Error))
 			case r.NoData != nil:
-				t.Row(r.ID, "-", "no data", statusNoData, r.Unit)
+				t.Row(r.ID, "-", "no data", queries.LevelNoData.String(), r.Unit)
 				notes = append(notes, fmt.Sprintf("%s: no data: %s", r.ID, r.NoData.Message))
 			}
 			for _, s := range r.Series {
@@ -192,12 +165,12 @@ func printResults(f *Factory, results []resultJSON, single bool) error {
 					val = formatValue(*s.Value)
 				}
 				status := s.Status
-				if s.Held != "" && rank[s.Held] < rank[s.Status] {
+				if s.Held != "" && s.held < s.level {
 					status += " (held " + s.Held + " for " + r.Threshold.For + ")"
 				}
-				name := sanitize.Mask(seriesName(s.Labels), '\uFFFD')
+				name := sanitize.Mask(queries.SeriesKey(s.Labels), '\uFFFD')
 				t.Row(r.ID, name, val, status, r.Unit)
-				if s.Status == statusNaN {
+				if s.level == queries.LevelNaN {
 					notes = append(notes, fmt.Sprintf("%s %s: %s", r.ID, name, queries.NaNNoData))
 				}
 			}
@@ -259,9 +232,9 @@ func newQueryRunCmd(f *Factory) *cobra.Command {
 			if res.Err != nil {
 				return res.Err
 			}
-			out := toResult(r, res)
+			out := toResult(r, res, nil)
 			if fl != nil {
-				out, _ = toFleetResult(fl, res)
+				out = toFleetResult(fl, res, nil)
 			}
 			return printResults(f, []resultJSON{out}, true)
 		},

@@ -139,14 +139,10 @@ func (m *Model) rankVisible() {
 			vis = append(vis, i)
 		}
 	}
-	worse := func(a, b *Panel) bool {
-		sa, sb := a.Threshold.Severity(a.Value), b.Threshold.Severity(b.Value)
-		if sa != sb {
-			return sa > sb
-		}
-		return a.Threshold.Distance(a.Value) > b.Threshold.Distance(b.Value)
-	}
-	sort.SliceStable(vis, func(a, b int) bool { return worse(&m.panels[vis[a]], &m.panels[vis[b]]) })
+	sort.SliceStable(vis, func(a, b int) bool {
+		pa, pb := &m.panels[vis[a]], &m.panels[vis[b]]
+		return pa.Threshold.WorseThan(pa.Value, pb.Threshold, pb.Value)
+	})
 	order := map[string]int{}
 	for _, i := range vis {
 		if g := m.group(&m.panels[i]); order[g] == 0 {

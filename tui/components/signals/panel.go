@@ -108,10 +108,10 @@ func fromResult(base Panel, res queries.Result) []Panel {
 }
 
 func evaluate(t queries.Threshold, v float64) State {
-	if math.IsNaN(v) {
-		return StateNaN
+	if l := t.Level(v); l != queries.LevelNaN {
+		return State(l.String())
 	}
-	return State(t.Evaluate(v))
+	return StateNaN
 }
 
 // trendBack is how many steps back the trend compares: a minute, about

@@ -17,34 +17,53 @@ import (
 	"github.com/stormctl/stormctl/journal"
 )
 
-// Actions builds the guarded action service of the current context. When
-// the control plane is unreachable the attempt described by spec (if any)
-// is recorded in the local pending journal and the error returned.
-func (f *Factory) Actions(ctx context.Context, spec *actions.Spec) (*actions.Service, error) {
-	cfg, err := f.Config()
+// Actions builds the guarded action service of the current context; an
+// unreachable control plane is an error matching
+// controlplane.ErrUnavailable.
+func (f *Factory) Actions(ctx context.Context) (*actions.Service, error) {
+	s, storeErr, err := f.actions(ctx)
 	if err != nil {
 		return nil, err
 	}
+	if storeErr != nil {
+		return nil, storeErr
+	}
+	return s, nil
+}
+
+// Attempts is Actions for a responder's own actions (action plan, apply
+// and request, and the dashboard's): when the control plane cannot be
+// opened, the service is built over actions.Unreachable, so the normal
+// path journals each attempt into the local pending file and fails with
+// the reason.
+func (f *Factory) Attempts(ctx context.Context) (*actions.Service, error) {
+	s, storeErr, err := f.actions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if storeErr != nil {
+		s.Store, s.Journal = actions.Unreachable(storeErr), journal.NewWriter(nil, f.PendingPath())
+	}
+	return s, nil
+}
+
+// actions builds the service; storeErr is why the control plane could not
+// be opened, and the service then has no Store or Journal.
+func (f *Factory) actions(ctx context.Context) (s *actions.Service, storeErr, err error) {
+	cfg, err := f.Config()
+	if err != nil {
+		return nil, nil, err
+	}
 	if cfg.Actor == "" {
-		return nil, exit.NewUsage(errors.New("who is acting? set --actor, STORMCTL_ACTOR or actor in the context"))
+		return nil, nil, exit.NewUsage(errors.New("who is acting? set --actor, STORMCTL_ACTOR or actor in the context"))
 	}
 	pol, err := actions.NewPolicy(cfg.Policy, cfg.Evidence)
 	if err != nil {
-		return nil, exit.NewUsage(fmt.Errorf("context %s: %w", cfg.Name, err))
-	}
-	store, err := f.Store(ctx)
-	if err != nil {
-		if spec != nil {
-			spec.Actor = cfg.Actor
-			return nil, actions.RecordUnreachable(ctx, journal.NewWriter(nil, f.PendingPath()), *spec, err)
-		}
-		return nil, err
+		return nil, nil, exit.NewUsage(fmt.Errorf("context %s: %w", cfg.Name, err))
 	}
 	names := actions.NewNames(cfg.Inventory, cfg.Services, promLabels{f})
 	names.Cache = f.labelCache(cfg.Name)
-	s := &actions.Service{
-		Store:     actions.FromStore(store),
-		Journal:   journal.NewWriter(store, f.PendingPath()),
+	s = &actions.Service{
 		Policy:    pol,
 		Inventory: names,
 		Evidence:  f.evidence(),
@@ -56,7 +75,12 @@ func (f *Factory) Actions(ctx context.Context, spec *actions.Spec) (*actions.Ser
 	if cfg.Actor == actions.Automation {
 		s.RunBy = f.runBy()
 	}
-	return s, nil
+	store, err := f.Store(ctx)
+	if err != nil {
+		return s, err, nil
+	}
+	s.Store, s.Journal = actions.FromStore(store), journal.NewWriter(store, f.PendingPath())
+	return s, nil, nil
 }
 
 // runBy is the person who started an automation run, as the process

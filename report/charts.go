@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"context"
@@ -20,8 +20,8 @@ type chartPlan struct {
 	hidden bool // not drawn: asked only to date its first breach
 }
 
-// reportCharts are the saved queries the HTML report draws, in order.
-var reportCharts = []chartPlan{
+// drawn are the saved queries the report draws, in order.
+var drawn = []chartPlan{
 	{"amplification", true, false},
 	{"retry_ratio", true, false},
 	{"edge_error_rate", false, false},
@@ -35,47 +35,47 @@ const maxBreachOnly = 10
 // chartPlans are the drawn charts, then every other saved query of the
 // catalogue (at most maxBreachOnly), whose first breach the key times list.
 func chartPlans(cat *queries.Catalog) []chartPlan {
-	plans := slices.Clone(reportCharts)
+	plans := slices.Clone(drawn)
 	for _, q := range cat.Queries() {
-		if len(plans) == len(reportCharts)+maxBreachOnly {
+		if len(plans) == len(drawn)+maxBreachOnly {
 			break
 		}
-		if !slices.ContainsFunc(reportCharts, func(p chartPlan) bool { return p.id == q.ID }) {
+		if !slices.ContainsFunc(drawn, func(p chartPlan) bool { return p.id == q.ID }) {
 			plans = append(plans, chartPlan{id: q.ID, scoped: slices.Contains(q.Params, queries.ParamDependency), hidden: true})
 		}
 	}
 	return plans
 }
 
-// maxReportScopes bounds the range queries one report sends per chart, so
-// an incident that touched many targets cannot flood a struggling Prometheus.
-const maxReportScopes = 8
+// maxScopes bounds the range queries one report sends per chart, so an
+// incident that touched many targets cannot flood a struggling Prometheus.
+const maxScopes = 8
 
-// chartScope is one (service, dependency) selection a chart queries.
-type chartScope struct{ service, dependency string }
+// scope is one (service, dependency) selection a chart queries.
+type scope struct{ service, dependency string }
 
-// reportScopes are the services and dependencies the record's actions
-// targeted, in order of first appearance: edges and dependencies for the
+// scopes are the services and dependencies the record's actions targeted,
+// in order of first appearance: edges and dependencies for the
 // by-dependency charts, services for the others.
-func reportScopes(entries []journal.Entry) (edges, services []chartScope) {
+func scopes(entries []journal.Entry) (edges, services []scope) {
 	for _, e := range entries {
 		if e.Kind == "" || e.Target == "" {
 			continue
 		}
 		sc := lever.ScopeOf(lever.Kind(e.Kind), e.Target)
-		edge := chartScope{sc.Service, sc.Dependency}
+		edge := scope{sc.Service, sc.Dependency}
 		if !slices.Contains(edges, edge) {
 			edges = append(edges, edge)
 		}
-		if svc := (chartScope{service: sc.Service}); sc.Service != "" && !slices.Contains(services, svc) {
+		if svc := (scope{service: sc.Service}); sc.Service != "" && !slices.Contains(services, svc) {
 			services = append(services, svc)
 		}
 	}
 	if len(services) == 0 {
-		services = []chartScope{{}} // every service
+		services = []scope{{}} // every service
 	}
 	if len(edges) == 0 {
-		edges = []chartScope{{}}
+		edges = []scope{{}}
 	}
 	return edges, services
 }
@@ -90,22 +90,22 @@ type chartJob struct {
 // It never fails: a chart that cannot be drawn says why in its place, and
 // the warnings (for stderr) say what was not done. A server that does not
 // answer the first query is not sent the others.
-func fetchCharts(ctx context.Context, f *Factory, rep *journal.Report) ([]journal.Chart, []string) {
-	cat, err := f.Catalog()
+func fetchCharts(ctx context.Context, src Sources, rep *journal.Report) ([]journal.Chart, []string) {
+	cat, err := src.Catalog()
 	if err != nil {
-		charts := make([]journal.Chart, len(reportCharts))
-		for i, rc := range reportCharts {
+		charts := make([]journal.Chart, len(drawn))
+		for i, rc := range drawn {
 			charts[i].ID = rc.id
 		}
 		return allNoData(charts, "the query catalogue did not load: "+err.Error()), []string{"charts not drawn: " + err.Error()}
 	}
 	from, to := rep.ChartWindow()
 	rng := &queries.Range{Start: from, End: to, Step: journal.ChartStep(from, to)}
-	charts, jobs, warnings := planCharts(f, cat, rep.Entries, rng)
+	charts, jobs, warnings := planCharts(src.PackFor, cat, rep.Entries, rng)
 	if len(jobs) == 0 {
 		return charts, warnings
 	}
-	runner, err := f.Runner()
+	runner, err := src.Runner()
 	if err != nil {
 		return allNoData(charts, err.Error()), append(warnings, "charts not drawn: "+err.Error())
 	}
@@ -124,10 +124,10 @@ func fetchCharts(ctx context.Context, f *Factory, rep *journal.Report) ([]journa
 }
 
 // planCharts renders every chart's queries for the targets of entries.
-func planCharts(f *Factory, cat *queries.Catalog, entries []journal.Entry, rng *queries.Range) ([]journal.Chart, []chartJob, []string) {
+func planCharts(packFor PackFor, cat *queries.Catalog, entries []journal.Entry, rng *queries.Range) ([]journal.Chart, []chartJob, []string) {
 	plans := chartPlans(cat)
 	charts := make([]journal.Chart, len(plans))
-	edges, services := reportScopes(entries)
+	edges, services := scopes(entries)
 	var jobs []chartJob
 	var warnings []string
 	for i, rc := range plans {
@@ -140,15 +140,15 @@ func planCharts(f *Factory, cat *queries.Catalog, entries []journal.Entry, rng *
 		}
 		c.Title, c.Unit = q.Title, q.Unit
 		setThresholds(c, q.Threshold)
-		scopes := services
+		sel := services
 		if rc.scoped {
-			scopes = edges
+			sel = edges
 		}
-		if len(scopes) > maxReportScopes && !rc.hidden {
-			warnings = append(warnings, fmt.Sprintf("%s: charting the first %d of %d targets", rc.id, maxReportScopes, len(scopes)))
+		if len(sel) > maxScopes && !rc.hidden {
+			warnings = append(warnings, fmt.Sprintf("%s: charting the first %d of %d targets", rc.id, maxScopes, len(sel)))
 		}
-		for _, s := range scopes[:min(len(scopes), maxReportScopes)] {
-			pack, labels, err := f.packFor("", s.service)
+		for _, s := range sel[:min(len(sel), maxScopes)] {
+			pack, labels, err := packFor(s.service)
 			var r *queries.Rendered
 			if err == nil {
 				r, err = cat.Render(rc.id, pack, queries.Params{Service: s.service, Dependency: s.dependency, Labels: labels})
@@ -238,7 +238,7 @@ func setThresholds(c *journal.Chart, t queries.Threshold) {
 	} else {
 		c.Alarm = t.Warn
 	}
-	c.Below = t.Direction == queries.Below
+	c.Below, c.For = t.Direction == queries.Below, t.For
 }
 
 // maxChartSeries bounds the lines of one chart, so a dependency with many
@@ -249,7 +249,7 @@ const maxChartSeries = 12
 // series (a dependency's chart includes the edge's own series), or the
 // chart is full, which its note says.
 func addSeries(c *journal.Chart, s queries.Series, omitted map[string]bool) {
-	name := seriesName(s.Labels)
+	name := s.Key()
 	if omitted[name] || slices.ContainsFunc(c.Series, func(have journal.ChartSeries) bool { return have.Name == name }) {
 		return
 	}
