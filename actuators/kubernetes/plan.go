@@ -10,7 +10,8 @@ import (
 
 // edit is what a lever does to one part of an object: the subtree at save
 // is saved whole (and restored whole), and each pointer of set, at or
-// under save, is given its value.
+// under save, is given its value; a nil value removes the field (Linkerd's
+// retry annotations, whose absence is what "no retries" says).
 type edit struct {
 	save string
 	set  map[string]any
@@ -60,7 +61,9 @@ func hold(work map[string]any, saved map[string]*Saved, member, actionID string,
 			if sameJSON(now, want) {
 				continue
 			}
-			if err := set(work, ptr, e.set[ptr]); err != nil {
+			if e.set[ptr] == nil {
+				remove(work, ptr)
+			} else if err := set(work, ptr, e.set[ptr]); err != nil {
 				return nil, nil, err
 			}
 			changes = append(changes, FieldChange{Path: ptr, Before: now, After: want})
