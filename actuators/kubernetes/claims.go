@@ -11,10 +11,13 @@ import (
 	"github.com/stormctl/stormctl/lever"
 )
 
-// claim is one lever applied to one object.
+// claim is one lever applied to one object. A kept claim is a lever refused
+// on the object: what it holds there stays as it is, neither changed nor
+// restored, until the lever changes or ends.
 type claim struct {
 	lever *lever.Lever
 	edits []edit
+	keep  bool
 }
 
 // objects holds the cached objects of each kind in the namespace.
@@ -37,11 +40,13 @@ func (m Mapping) claims(levers []lever.Lever, objs objects, served availability)
 		targets, fails := m.targets(l, objs, served)
 		failures = append(failures, fails...)
 		for _, t := range targets {
+			key := objectKey(t.obj)
 			if t.err != nil {
 				failures = append(failures, failure{lever: l, object: objectName(t.obj), msg: t.err.Error()})
+				index[key] = t.obj
+				byKey[key] = append(byKey[key], claim{lever: l, keep: true})
 				continue
 			}
-			key := objectKey(t.obj)
 			edits := slices.DeleteFunc(t.edits, func(e edit) bool { return taken[key+e.save] })
 			for _, e := range edits {
 				taken[key+e.save] = true

@@ -1,7 +1,9 @@
 package kubernetes
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -106,7 +108,7 @@ func (m Mapping) linkerdTargets(l *lever.Lever, objs objects, served availabilit
 		default:
 			var inherited map[string]string
 			if svc := find(objs[ServiceKind], p); svc != nil && !(direct[p] && retries == 0) {
-				inherited = svc.GetAnnotations()
+				inherited = originalAnnotations(svc)
 			}
 			t.edits, t.err = linkerdRouteEdits(r, inherited, retries, l)
 		}
@@ -161,7 +163,7 @@ func (m Mapping) serviceProfile(objs objects, name string) *unstructured.Unstruc
 // linkerdServiceEdits: off removes every retry annotation of the Service;
 // cap:N sets limit N−1 where it has retries (none stays none).
 func linkerdServiceEdits(svc *unstructured.Unstructured, retries int64) []edit {
-	own := retryAnnotations(svc.GetAnnotations(), linkerdHTTP, linkerdGRPC, linkerdLimit, linkerdTimeout)
+	own := retryAnnotations(originalAnnotations(svc), linkerdHTTP, linkerdGRPC, linkerdLimit, linkerdTimeout)
 	return annotationEdits(own, retries)
 }
 
@@ -174,7 +176,7 @@ func linkerdRouteEdits(r *unstructured.Unstructured, inherited map[string]string
 	if r.GroupVersionKind() == GRPCRouteKind {
 		cond = linkerdGRPC
 	}
-	own := retryAnnotations(r.GetAnnotations(), cond, linkerdLimit, linkerdTimeout)
+	own := retryAnnotations(originalAnnotations(r), cond, linkerdLimit, linkerdTimeout)
 	from := retryAnnotations(inherited, cond, linkerdLimit, linkerdTimeout)
 	switch {
 	case retries == 0 && len(from) > 0:
@@ -217,6 +219,40 @@ func limitEdit(retries int64) edit {
 }
 
 func annotationPtr(key string) string { return "/metadata/annotations/" + escape(key) }
+
+// originalAnnotations is the object's annotations as they were before
+// stormctl changed them (from its saved annotation), so a lever's edits are
+// the same on every pass: what a cap copied or an off removed does not
+// change what the next value does.
+func originalAnnotations(u *unstructured.Unstructured) map[string]string {
+	out := maps.Clone(u.GetAnnotations())
+	if out == nil {
+		out = map[string]string{}
+	}
+	saved, err := readSaved(u.Object)
+	if err != nil {
+		return out
+	}
+	const prefix = "/metadata/annotations/"
+	for _, s := range saved {
+		for ptr, before := range s.Before {
+			toks, err := splitPointer(ptr)
+			if err != nil || !strings.HasPrefix(ptr, prefix) || len(toks) != 3 {
+				continue
+			}
+			var v *string
+			if json.Unmarshal(before, &v) != nil {
+				continue
+			}
+			if v == nil {
+				delete(out, toks[2])
+			} else {
+				out[toks[2]] = *v
+			}
+		}
+	}
+	return out
+}
 
 // retryAnnotations lists which of keys are set, in keys' order.
 func retryAnnotations(ann map[string]string, keys ...string) []string {

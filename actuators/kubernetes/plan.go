@@ -43,8 +43,10 @@ func hold(work map[string]any, saved map[string]*Saved, member, actionID string,
 		saved[member] = s
 	}
 	s.ActionID = actionID
-	var changes []FieldChange
-	var conflicts []Conflict
+	changes, conflicts, err := restoreStale(work, s, member, edits)
+	if err != nil {
+		return nil, nil, err
+	}
 	for _, e := range edits {
 		takeOver(saved, member, e.save)
 		if _, had := s.Before[e.save]; !had {
@@ -70,6 +72,30 @@ func hold(work map[string]any, saved map[string]*Saved, member, actionID string,
 		}
 	}
 	return changes, conflicts, nil
+}
+
+// restoreStale puts back, as a release would, the subtrees the member saved
+// that its edits no longer change: an off that removed Linkerd's retry
+// annotations, superseded by a cap that sets only the limit.
+func restoreStale(work map[string]any, s *Saved, member string, edits []edit) ([]FieldChange, []Conflict, error) {
+	stale := &Saved{Before: map[string]json.RawMessage{}, Set: map[string]json.RawMessage{}}
+	for save, before := range s.Before {
+		if slices.ContainsFunc(edits, func(e edit) bool { return e.save == save }) {
+			continue
+		}
+		stale.Before[save] = before
+		delete(s.Before, save)
+		for ptr, v := range s.Set {
+			if ptr == save || strings.HasPrefix(ptr, save+"/") {
+				stale.Set[ptr] = v
+				delete(s.Set, ptr)
+			}
+		}
+	}
+	if len(stale.Before) == 0 {
+		return nil, nil, nil
+	}
+	return restore(work, map[string]*Saved{member: stale}, member)
 }
 
 // takeOver moves the subtree at save, with its original value, from any
