@@ -40,7 +40,8 @@ func TestPrintedRBACLinkerdEnvoyExpiredWhileStopped(t *testing.T) {
 	policy := f.btp("checkout-pay", `[{"group":"gateway.networking.k8s.io","kind":"HTTPRoute","name":"checkout-pay"}]`, `{"numRetries":3}`)
 	m := kube.Mapping{Services: map[string]kube.ServiceObjects{"checkout": {LinkerdService: []string{"payments"}, BackendTrafficPolicy: []string{"checkout-pay"}}}}
 	first := f.start(sa.Config(), m, "x1")
-	l := f.apply(lever.Retries, "checkout->payments", "cap:2", 5*time.Second)
+	first.ready(t) // the TTL counts from here, not from a slow start
+	l := f.apply(lever.Retries, "checkout->payments", "cap:2", 8*time.Second)
 	eventually(t, "capped by the ServiceAccount", func() (bool, string) {
 		got := retryAnns(f.get(pay)) + " " + retryOf(f.get(policy))
 		return got == `http=gateway-error limit=1 {"numRetries":1}`, got + " " + js(f.entries(journal.ActuationFailed))
