@@ -185,6 +185,9 @@ func (a *Actuator) Pass(ctx context.Context) (PassReport, error) {
 			out := a.converge(gctx, obj, claims[key])
 			mu.Lock()
 			rep.add(out)
+			if len(out.failures) == 0 {
+				rep.hold(obj, claims[key])
+			}
 			mu.Unlock()
 			return nil
 		})
