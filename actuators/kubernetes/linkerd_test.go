@@ -69,7 +69,7 @@ func TestLinkerdServiceAnnotationsCapOffRestored(t *testing.T) {
 	want("capped", "http=5xx limit=1 timeout=300ms")
 	eventually(t, `"seen by" counts the Service`, func() (bool, string) {
 		st, err := f.store.Statuses(ctx(t), kube.Component)
-		return err == nil && len(st) == 1 && js(st[0].Holds) == `{"retries:checkout->payments":{"service":1}}`, js(st)
+		return err == nil && len(st) == 1 && len(st[0].Holds) == 1 && js(st[0].Holds["retries:checkout->payments"]) == `{"service":1}`, js(st)
 	})
 	patch := []byte(`{"metadata":{"annotations":{"retry.linkerd.io/timeout":"500ms"}}}`)
 	if err := f.admin.Patch(ctx(t), f.get(pay), client.RawPatch(types.MergePatchType, patch), client.FieldOwner("kubectl-annotate")); err != nil {
