@@ -103,8 +103,8 @@ func (m Mapping) linkerdTargets(l *lever.Lever, objs objects, served availabilit
 			t.err = fmt.Errorf("%s is a route of the Services %s, and its retry annotations apply to all of them: "+
 				"no faithful mapping of %s %s in Linkerd; give each Service its own route", objectName(r), strings.Join(parents, ", "), l.Target, l.Value)
 		case sp != nil:
-			t.err = fmt.Errorf("Linkerd uses %s for %s and ignores the retry annotations of its routes: "+
-				"name %s under linkerdService to change the profile", objectName(sp), p, p)
+			t.err = fmt.Errorf("%s: Service %s has %s, and Linkerd then ignores the retry annotations of its routes: "+
+				"name %s under linkerdService to change the profile", objectName(r), p, objectName(sp), p)
 		default:
 			var inherited map[string]string
 			if svc := find(objs[ServiceKind], p); svc != nil && !(direct[p] && retries == 0) {
@@ -180,7 +180,7 @@ func linkerdRouteEdits(r *unstructured.Unstructured, inherited map[string]string
 	from := retryAnnotations(inherited, cond, linkerdLimit, linkerdTimeout)
 	switch {
 	case retries == 0 && len(from) > 0:
-		return nil, fmt.Errorf("Linkerd has no \"no retries\" for a route whose Service retries: without annotations %s "+
+		return nil, fmt.Errorf("no \"no retries\" in Linkerd for a route whose Service retries: without annotations %s "+
 			"takes the Service's retries (%s), and limit 0 means 1: no faithful mapping of %s %s; "+
 			"name the Service under linkerdService", objectName(r), strings.Join(from, ", "), l.Target, l.Value)
 	case len(own) > 0 || retries == 0:

@@ -166,7 +166,7 @@ func TestLinkerdRoutesCapOffRestored(t *testing.T) {
 	})
 	f.failedWith("ignores the retry annotations of its routes")
 	f.apply(lever.Retries, "checkout", lever.ValueOff, 10*time.Minute)
-	f.failedWith(`Linkerd has no "no retries" for a route whose Service retries`)
+	f.failedWith(`no "no retries" in Linkerd for a route whose Service retries`)
 	eventually(t, "off where it can be said", func() (bool, string) {
 		got := both()
 		return got == " | grpc=unavailable limit=1", got
