@@ -1,7 +1,9 @@
 // Package kubernetes applies stormctl levers to the objects that really
 // scale and retry in a cluster: autoscaling/v2 HorizontalPodAutoscalers
-// (scaling disabled), KEDA ScaledObjects (paused), Istio VirtualService
-// routes and Gateway API HTTPRoute rules (retries off or capped). Every
+// (scaling disabled), KEDA ScaledObjects (paused), and the retries of Istio
+// VirtualService routes, Gateway API HTTPRoute rules, Linkerd's retry
+// annotations and ServiceProfiles, and Envoy Gateway BackendTrafficPolicies
+// (off or capped). Every
 // field it changes is first saved in an annotation on the object, with the
 // action id, and restored exactly when the lever is released or expires;
 // every change is journaled.
