@@ -21,6 +21,9 @@ type ComponentStatus struct {
 	Instance  string    `json:"instance"`
 	Time      time.Time `json:"time"`
 	Problems  []string  `json:"problems,omitempty"`
+	// Holds counts, by lever member and object kind, the objects the
+	// component holds changed ("retries:checkout->payments" → "httproute" → 2).
+	Holds map[string]map[string]int `json:"holds,omitempty"`
 }
 
 // Status is the key of one component's status report.

@@ -116,10 +116,10 @@ func (a *Actuator) Ready() <-chan struct{} { return a.ready }
 
 // list reads every object of the served kinds in the namespace from the
 // cache, preferring the actuator's own newer writes the cache has not seen.
-func (a *Actuator) list(ctx context.Context, served map[schema.GroupVersionKind]bool) (objects, error) {
+func (a *Actuator) list(ctx context.Context, served availability) (objects, error) {
 	objs := objects{}
 	for _, gvk := range Kinds {
-		if !served[gvk] {
+		if !served.ok(gvk) {
 			continue
 		}
 		l := &unstructured.UnstructuredList{}
@@ -185,6 +185,9 @@ func (a *Actuator) Pass(ctx context.Context) (PassReport, error) {
 			out := a.converge(gctx, obj, claims[key])
 			mu.Lock()
 			rep.add(out)
+			if len(out.failures) == 0 {
+				rep.hold(obj, claims[key])
+			}
 			mu.Unlock()
 			return nil
 		})

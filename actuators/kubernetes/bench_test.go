@@ -67,14 +67,14 @@ func BenchmarkFreeze50HPAs(b *testing.B) {
 		var lat []time.Duration
 		var patches, reads float64
 		for b.Loop() {
-			before := hpaRequests(b, f.env.Config)
+			before := requests(b, f.env.Config, "horizontalpodautoscalers")
 			start := time.Now()
 			f.apply(lever.Autoscaling, "checkout", lever.ValueFrozen, 10*time.Minute)
 			hw.wait(b, true)
 			lat = append(lat, time.Since(start))
 			b.StopTimer()
 			time.Sleep(300 * time.Millisecond) // let the passes the writes trigger finish
-			after := hpaRequests(b, f.env.Config)
+			after := requests(b, f.env.Config, "horizontalpodautoscalers")
 			patches += after["PATCH"] - before["PATCH"]
 			reads += after["LIST"] - before["LIST"] + after["GET"] - before["GET"]
 			f.release(lever.Autoscaling, "checkout")
@@ -149,9 +149,9 @@ func report(b *testing.B, lat []time.Duration) {
 	b.ReportMetric(float64(lat[(len(lat)*99)/100].Microseconds())/1000, "p99-ms")
 }
 
-// hpaRequests reads the API server's apiserver_request_total for
-// horizontalpodautoscalers, by verb, counting only PATCH, LIST and GET.
-func hpaRequests(b *testing.B, cfg *rest.Config) map[string]float64 {
+// requests reads the API server's apiserver_request_total for resource, by
+// verb, counting only PATCH, LIST and GET.
+func requests(b *testing.B, cfg *rest.Config, resource string) map[string]float64 {
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		b.Fatal(err)
@@ -170,7 +170,7 @@ func hpaRequests(b *testing.B, cfg *rest.Config) map[string]float64 {
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "apiserver_request_total{") || !strings.Contains(line, `resource="horizontalpodautoscalers"`) {
+		if !strings.HasPrefix(line, "apiserver_request_total{") || !strings.Contains(line, `resource="`+resource+`"`) {
 			continue
 		}
 		for _, verb := range []string{"PATCH", "LIST", "GET"} {

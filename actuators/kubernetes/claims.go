@@ -11,10 +11,13 @@ import (
 	"github.com/stormctl/stormctl/lever"
 )
 
-// claim is one lever applied to one object.
+// claim is one lever applied to one object. A kept claim is a lever refused
+// on the object: what it holds there stays as it is, neither changed nor
+// restored, until the lever changes or ends.
 type claim struct {
 	lever *lever.Lever
 	edits []edit
+	keep  bool
 }
 
 // objects holds the cached objects of each kind in the namespace.
@@ -23,7 +26,7 @@ type objects map[schema.GroupVersionKind][]*unstructured.Unstructured
 // claims works out, for every object, which levers apply to it and how;
 // it also returns the problems of levers that name objects that do not
 // exist or kinds the cluster does not serve (journaled as failures).
-func (m Mapping) claims(levers []lever.Lever, objs objects, served map[schema.GroupVersionKind]bool) (map[string][]claim, map[string]*unstructured.Unstructured, []failure) {
+func (m Mapping) claims(levers []lever.Lever, objs objects, served availability) (map[string][]claim, map[string]*unstructured.Unstructured, []failure) {
 	byKey := map[string][]claim{}
 	index := map[string]*unstructured.Unstructured{}
 	var failures []failure
@@ -34,46 +37,69 @@ func (m Mapping) claims(levers []lever.Lever, objs objects, served map[schema.Gr
 	taken := map[string]bool{} // object key + route pointer
 	for i := range ordered {
 		l := &ordered[i]
-		service, _ := lever.SplitTarget(l.Target)
-		var kinds []schema.GroupVersionKind
-		switch {
-		case l.Kind == lever.Autoscaling:
-			kinds = []schema.GroupVersionKind{HPAKind, ScaledObjectKind}
-		case l.Kind == lever.Retries && (m.Meshed(service) || m.GatewayRouted(service)):
-			if m.Meshed(service) {
-				kinds = append(kinds, VirtualServiceKind)
+		targets, fails := m.targets(l, objs, served)
+		failures = append(failures, fails...)
+		for _, t := range targets {
+			key := objectKey(t.obj)
+			if t.err != nil {
+				failures = append(failures, failure{lever: l, object: objectName(t.obj), msg: t.err.Error()})
+				index[key] = t.obj
+				byKey[key] = append(byKey[key], claim{lever: l, keep: true})
+				continue
 			}
-			if m.GatewayRouted(service) {
-				kinds = append(kinds, HTTPRouteKind)
+			edits := slices.DeleteFunc(t.edits, func(e edit) bool { return taken[key+e.save] })
+			for _, e := range edits {
+				taken[key+e.save] = true
 			}
-		default:
-			continue
-		}
-		for _, gvk := range kinds {
-			found, problem := m.selectObjects(service, gvk, objs[gvk], served[gvk])
-			if problem != "" {
-				failures = append(failures, failure{lever: l, object: shortNames[gvk] + " of " + service, msg: problem})
+			if len(edits) == 0 {
+				continue
 			}
-			for _, obj := range found {
-				edits, err := editsFor(l, obj)
-				if err != nil {
-					failures = append(failures, failure{lever: l, object: objectName(obj), msg: err.Error()})
-					continue
-				}
-				key := objectKey(obj)
-				edits = slices.DeleteFunc(edits, func(e edit) bool { return taken[key+e.save] })
-				for _, e := range edits {
-					taken[key+e.save] = true
-				}
-				if len(edits) == 0 {
-					continue
-				}
-				index[key] = obj
-				byKey[key] = append(byKey[key], claim{lever: l, edits: edits})
-			}
+			index[key] = t.obj
+			byKey[key] = append(byKey[key], claim{lever: l, edits: edits})
 		}
 	}
 	return byKey, index, failures
+}
+
+// targets is every object lever l changes, in every system the mapping
+// says makes the service's retries (or scales it), and the problems found.
+func (m Mapping) targets(l *lever.Lever, objs objects, served availability) ([]target, []failure) {
+	service, _ := lever.SplitTarget(l.Target)
+	var kinds []schema.GroupVersionKind
+	switch {
+	case l.Kind == lever.Autoscaling:
+		kinds = []schema.GroupVersionKind{HPAKind, ScaledObjectKind}
+	case l.Kind != lever.Retries:
+		return nil, nil
+	default:
+		if m.Meshed(service) {
+			kinds = append(kinds, VirtualServiceKind)
+		}
+		if m.GatewayRouted(service) {
+			kinds = append(kinds, HTTPRouteKind)
+		}
+	}
+	var out []target
+	var failures []failure
+	for _, gvk := range kinds {
+		found, problem := m.selectObjects(service, gvk, objs[gvk], served)
+		if problem != "" {
+			failures = append(failures, failure{lever: l, object: shortNames[gvk] + " of " + service, msg: problem})
+		}
+		for _, obj := range found {
+			edits, err := editsFor(l, obj)
+			out = append(out, target{obj: obj, edits: edits, err: err})
+		}
+	}
+	if l.Kind == lever.Retries && m.LinkerdRouted(service) {
+		t, f := m.linkerdTargets(l, objs, served)
+		out, failures = append(out, t...), append(failures, f...)
+	}
+	if l.Kind == lever.Retries && m.EnvoyGatewayRouted(service) {
+		t, f := m.envoyGatewayTargets(l, objs, served)
+		out, failures = append(out, t...), append(failures, f...)
+	}
+	return out, failures
 }
 
 func specificity(l lever.Lever) int {
@@ -86,11 +112,11 @@ func specificity(l lever.Lever) int {
 // selectObjects finds a service's objects of one kind: by name when the mapping
 // names them (a missing one is a problem), else by the default labels. HPAs
 // that KEDA owns are left to their ScaledObject, which KEDA would restore.
-func (m Mapping) selectObjects(service string, gvk schema.GroupVersionKind, all []*unstructured.Unstructured, served bool) ([]*unstructured.Unstructured, string) {
+func (m Mapping) selectObjects(service string, gvk schema.GroupVersionKind, all []*unstructured.Unstructured, served availability) ([]*unstructured.Unstructured, string) {
 	names := m.namesFor(service, gvk)
-	if !served {
+	if !served.ok(gvk) {
 		if len(names) > 0 {
-			return nil, fmt.Sprintf("the cluster serves no %s (%s): is its CRD installed?", gvk.Kind, gvk.GroupVersion())
+			return nil, served.why(gvk)
 		}
 		return nil, ""
 	}
@@ -110,6 +136,12 @@ func (m Mapping) selectObjects(service string, gvk schema.GroupVersionKind, all 
 		}
 		return out, ""
 	}
+	return byLabel(service, gvk, all), ""
+}
+
+// byLabel finds a service's objects by the first default label key that
+// selects any.
+func byLabel(service string, gvk schema.GroupVersionKind, all []*unstructured.Unstructured) []*unstructured.Unstructured {
 	for _, key := range DefaultLabelKeys {
 		var out []*unstructured.Unstructured
 		for _, o := range all {
@@ -118,10 +150,10 @@ func (m Mapping) selectObjects(service string, gvk schema.GroupVersionKind, all 
 			}
 		}
 		if len(out) > 0 {
-			return out, ""
+			return out
 		}
 	}
-	return nil, ""
+	return nil
 }
 
 func (m Mapping) namesFor(service string, gvk schema.GroupVersionKind) []string {
@@ -133,6 +165,8 @@ func (m Mapping) namesFor(service string, gvk schema.GroupVersionKind) []string 
 		return o.ScaledObject
 	case HTTPRouteKind:
 		return o.HTTPRoute
+	case BackendTrafficPolicyKind:
+		return o.BackendTrafficPolicy
 	default:
 		return o.VirtualService
 	}
@@ -147,6 +181,9 @@ func ownedByKEDA(o *unstructured.Unstructured) bool {
 	return false
 }
 
+// objectKey names an object uniquely: Gateway API's and Linkerd's HTTPRoutes
+// share a kind name, so the group is part of it.
 func objectKey(o *unstructured.Unstructured) string {
-	return o.GroupVersionKind().Kind + "/" + o.GetNamespace() + "/" + o.GetName()
+	gvk := o.GroupVersionKind()
+	return gvk.Kind + "." + gvk.Group + "/" + o.GetNamespace() + "/" + o.GetName()
 }

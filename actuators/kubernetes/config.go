@@ -1,7 +1,9 @@
 // Package kubernetes applies stormctl levers to the objects that really
 // scale and retry in a cluster: autoscaling/v2 HorizontalPodAutoscalers
-// (scaling disabled), KEDA ScaledObjects (paused), Istio VirtualService
-// routes and Gateway API HTTPRoute rules (retries off or capped). Every
+// (scaling disabled), KEDA ScaledObjects (paused), and the retries of Istio
+// VirtualService routes, Gateway API HTTPRoute rules, Linkerd's retry
+// annotations and ServiceProfiles, and Envoy Gateway BackendTrafficPolicies
+// (off or capped). Every
 // field it changes is first saved in an annotation on the object, with the
 // action id, and restored exactly when the lever is released or expires;
 // every change is journaled.
@@ -29,6 +31,9 @@ type Mapping struct {
 	Namespace string `yaml:"namespace"`
 	// Services maps a service name to its objects.
 	Services map[string]ServiceObjects `yaml:"services"`
+	// ClusterDomain names Linkerd's ServiceProfiles
+	// (<service>.<namespace>.svc.<domain>); "cluster.local" when empty.
+	ClusterDomain string `yaml:"clusterDomain"`
 }
 
 // ServiceObjects names the objects of one service; empty lists fall back to
@@ -48,6 +53,25 @@ type ServiceObjects struct {
 	// GatewayAPI marks the service's retries as made by its Gateway API
 	// implementation: retries levers edit its HTTPRoutes, found by label.
 	GatewayAPI bool `yaml:"gatewayAPI"`
+	// Linkerd marks the service's retries as made by its Linkerd proxy
+	// (2.16+): retries levers edit the retry.linkerd.io annotations of its
+	// routes (Gateway API HTTPRoutes and GRPCRoutes, Linkerd's own
+	// HTTPRoutes), found by label.
+	Linkerd bool `yaml:"linkerd"`
+	// LinkerdRoute names those routes instead (any of the three kinds);
+	// naming one marks the service as Linkerd's.
+	LinkerdRoute []string `yaml:"linkerdRoute"`
+	// LinkerdService names dependencies whose Service annotations (or
+	// ServiceProfile, where one exists) carry the service's calls. Every
+	// caller of such a Service obeys them, so name one only where the
+	// service's calls are the ones to change.
+	LinkerdService []string `yaml:"linkerdService"`
+	// EnvoyGateway marks the service's retries as made by Envoy Gateway:
+	// retries levers edit its BackendTrafficPolicies, found by label.
+	EnvoyGateway bool `yaml:"envoyGateway"`
+	// BackendTrafficPolicy names them instead; naming one marks the service
+	// as Envoy Gateway's.
+	BackendTrafficPolicy []string `yaml:"backendTrafficPolicy"`
 }
 
 // DefaultLabelKeys are the label keys tried, in order, to find a service's
@@ -95,12 +119,16 @@ func (m Mapping) validate() (string, error) {
 	if !dnsLabel(m.Namespace) {
 		return "$.kubernetes.namespace", fmt.Errorf("namespace %q is not a DNS label", m.Namespace)
 	}
+	if m.ClusterDomain != "" && !dnsSubdomain(m.ClusterDomain) {
+		return "$.kubernetes.clusterDomain", fmt.Errorf("clusterDomain %q is not a DNS subdomain", m.ClusterDomain)
+	}
 	for _, svc := range slices.Sorted(maps.Keys(m.Services)) {
 		o := m.Services[svc]
 		for _, kind := range []struct {
 			field string
 			names []string
-		}{{"hpa", o.HPA}, {"scaledObject", o.ScaledObject}, {"virtualService", o.VirtualService}, {"httpRoute", o.HTTPRoute}} {
+		}{{"hpa", o.HPA}, {"scaledObject", o.ScaledObject}, {"virtualService", o.VirtualService}, {"httpRoute", o.HTTPRoute},
+			{"linkerdRoute", o.LinkerdRoute}, {"linkerdService", o.LinkerdService}, {"backendTrafficPolicy", o.BackendTrafficPolicy}} {
 			for i, n := range kind.names {
 				if !dnsSubdomain(n) {
 					return fmt.Sprintf("$.kubernetes.services.%s.%s[%d]", svc, kind.field, i),
@@ -123,6 +151,19 @@ func (m Mapping) Meshed(service string) bool {
 func (m Mapping) GatewayRouted(service string) bool {
 	o, ok := m.Services[service]
 	return ok && (o.GatewayAPI || len(o.HTTPRoute) > 0)
+}
+
+// LinkerdRouted says whether the service's retries are made by Linkerd.
+func (m Mapping) LinkerdRouted(service string) bool {
+	o, ok := m.Services[service]
+	return ok && (o.Linkerd || len(o.LinkerdRoute) > 0 || len(o.LinkerdService) > 0)
+}
+
+// EnvoyGatewayRouted says whether the service's retries are made by Envoy
+// Gateway, through its BackendTrafficPolicies.
+func (m Mapping) EnvoyGatewayRouted(service string) bool {
+	o, ok := m.Services[service]
+	return ok && (o.EnvoyGateway || len(o.BackendTrafficPolicy) > 0)
 }
 
 func dnsLabel(s string) bool {

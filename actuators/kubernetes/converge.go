@@ -113,6 +113,9 @@ func plan(obj *unstructured.Unstructured, claims []claim) (objectOutcome, map[st
 	}
 	for _, c := range claims {
 		member := lever.Member(c.lever.Kind, c.lever.Target)
+		if c.keep {
+			continue
+		}
 		changes, conflicts, err := hold(work, saved, member, c.lever.ActionID, c.edits)
 		if err != nil {
 			return out, nil, err

@@ -7,12 +7,14 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // kindStatus is what discovery last said about a kind.
@@ -22,7 +24,24 @@ const (
 	kindUnknown   kindStatus = iota // discovery has not answered (API server down, 5xx, timeout)
 	kindServed                      // served and watched
 	kindNotServed                   // discovery answered: the cluster does not serve it
+	kindForbidden                   // served, but the actuator's Role may not list it
 )
+
+// availability says which kinds a pass can use: availServed, or why not.
+// A kind missing from it is not served.
+type availability map[schema.GroupVersionKind]string
+
+const availServed = "served"
+
+func (v availability) ok(gvk schema.GroupVersionKind) bool { return v[gvk] == availServed }
+
+// why words a kind the pass cannot use, for a lever that needs it.
+func (v availability) why(gvk schema.GroupVersionKind) string {
+	if r := v[gvk]; r != "" && r != availServed {
+		return r
+	}
+	return fmt.Sprintf("the cluster serves no %s (%s): is its CRD installed?", gvk.Kind, gvk.GroupVersion())
+}
 
 // kindState is one kind's discovery outcome.
 type kindState struct {
@@ -75,7 +94,20 @@ func (a *Actuator) resolveKinds(ctx context.Context) (pending bool) {
 		}
 		next := kindState{status: kindUnknown}
 		_, err := a.opts.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		var ferr error
+		if err == nil {
+			ferr = a.forbidden(ctx, gvk)
+		}
 		switch {
+		case ferr != nil:
+			// An optional kind the Role does not grant (an actuator upgraded
+			// before its --print-rbac was re-applied) must not hold back
+			// every other kind: its watch would never sync. Levers that need
+			// it fail, saying so; it is asked about again every resync.
+			next = kindState{status: kindForbidden, err: ferr}
+			if prev.status != kindForbidden {
+				a.opts.Log.Warn("kind forbidden; levers on it will be reported as failed", "kind", gvk.String(), "err", next.err)
+			}
 		case err == nil:
 			synced, werr := a.watch(ctx, gvk)
 			if werr != nil {
@@ -89,7 +121,7 @@ func (a *Actuator) resolveKinds(ctx context.Context) (pending bool) {
 			if prev.status != kindNotServed {
 				a.opts.Log.Warn("kind not served; levers on it will be reported as failed", "kind", gvk.String(), "err", err)
 			}
-		case prev.status == kindNotServed:
+		case prev.status == kindNotServed || prev.status == kindForbidden:
 			// A re-check that failed keeps the last answer.
 			a.opts.Log.Warn("discovery re-check failed", "kind", gvk.String(), "err", err)
 			continue
@@ -168,7 +200,7 @@ func (a *Actuator) syncProblem() error {
 // served is which kinds the cluster serves, once discovery has answered for
 // every kind and every watch has synced; until then a pass would act on a
 // partial picture (or restore nothing it should), so it waits.
-func (a *Actuator) served() (map[schema.GroupVersionKind]bool, error) {
+func (a *Actuator) served() (availability, error) {
 	if err := a.discoveryProblem(); err != nil {
 		return nil, err
 	}
@@ -177,9 +209,30 @@ func (a *Actuator) served() (map[schema.GroupVersionKind]bool, error) {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	out := map[schema.GroupVersionKind]bool{}
+	out := availability{}
 	for _, gvk := range Kinds {
-		out[gvk] = a.kinds[gvk].status == kindServed
+		switch st := a.kinds[gvk]; st.status {
+		case kindServed:
+			out[gvk] = availServed
+		case kindForbidden:
+			out[gvk] = fmt.Sprintf("forbidden: list %s in %s: the actuator's Role lacks it (re-apply --print-rbac)", resources[gvk], a.opts.Mapping.Namespace)
+		}
 	}
 	return out, nil
+}
+
+// forbidden asks the API server for one object of the kind, as the watch
+// would list them, and returns the error if that is forbidden. Asked only
+// while the kind is not watched, never per pass.
+func (a *Actuator) forbidden(ctx context.Context, gvk schema.GroupVersionKind) error {
+	if a.opts.APIReader == nil {
+		return nil
+	}
+	l := &unstructured.UnstructuredList{}
+	l.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	err := a.opts.APIReader.List(ctx, l, client.InNamespace(a.opts.Mapping.Namespace), client.Limit(1))
+	if apierrors.IsForbidden(err) {
+		return err
+	}
+	return nil
 }

@@ -179,7 +179,8 @@ func TestHTTPRouteCapExpiredWhileStoppedRestored(t *testing.T) {
 	route := checkoutRoute(f, "checkout-to-payments")
 	m := kube.Mapping{Services: map[string]kube.ServiceObjects{"checkout": {GatewayAPI: true}}}
 	first := f.start(nil, m, "e1")
-	l := f.apply(lever.Retries, "checkout->payments", "cap:2", 4*time.Second)
+	first.ready(t) // the TTL counts from here, not from a slow start
+	l := f.apply(lever.Retries, "checkout->payments", "cap:2", 8*time.Second)
 	eventually(t, "capped", func() (bool, string) {
 		got := ruleRetry(f.get(route), 1)
 		return got == `{"attempts":1}`, got

@@ -152,6 +152,16 @@ func (f *fixture) start(cfg *rest.Config, m kube.Mapping, instance string) *runn
 	return r
 }
 
+// ready waits for the replica's first completed pass.
+func (r *running) ready(t testing.TB) {
+	t.Helper()
+	select {
+	case <-r.a.Ready():
+	case <-time.After(45 * time.Second):
+		t.Fatal("no pass completed after 45s")
+	}
+}
+
 // apply sets a lever through the control plane, as `stormctl action apply`.
 func (f *fixture) apply(kind lever.Kind, target, value string, ttl time.Duration) *lever.Lever {
 	f.t.Helper()

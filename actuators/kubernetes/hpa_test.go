@@ -87,7 +87,8 @@ func TestExpiredWhileStoppedRestoredOnRestart(t *testing.T) {
 	f := newFixture(t)
 	f.hpa("checkout", nil, checkoutLabels)
 	first := f.start(nil, kube.Mapping{}, "a1")
-	f.apply(lever.Autoscaling, "checkout", lever.ValueFrozen, 4*time.Second)
+	first.ready(t) // the TTL counts from here, not from a slow start
+	f.apply(lever.Autoscaling, "checkout", lever.ValueFrozen, 8*time.Second)
 	eventually(t, "frozen", func() (bool, string) { h := f.getHPA("checkout"); return frozen(h), js(h.Spec.Behavior) })
 	first.stop()
 	eventually(t, "lever expired", func() (bool, string) {

@@ -19,22 +19,33 @@ var (
 )
 
 // Kinds lists them in the order the actuator works through them.
-var Kinds = []schema.GroupVersionKind{HPAKind, ScaledObjectKind, VirtualServiceKind, HTTPRouteKind}
+var Kinds = []schema.GroupVersionKind{HPAKind, ScaledObjectKind, VirtualServiceKind, HTTPRouteKind,
+	GRPCRouteKind, ServiceKind, LinkerdHTTPRouteKind, ServiceProfileKind, BackendTrafficPolicyKind}
 
 // Resource names, for RBAC and messages.
 var resources = map[schema.GroupVersionKind]string{
-	HPAKind:            "horizontalpodautoscalers",
-	ScaledObjectKind:   "scaledobjects",
-	VirtualServiceKind: "virtualservices",
-	HTTPRouteKind:      "httproutes",
+	HPAKind:                  "horizontalpodautoscalers",
+	ScaledObjectKind:         "scaledobjects",
+	VirtualServiceKind:       "virtualservices",
+	HTTPRouteKind:            "httproutes",
+	GRPCRouteKind:            "grpcroutes",
+	ServiceKind:              "services",
+	LinkerdHTTPRouteKind:     "httproutes",
+	ServiceProfileKind:       "serviceprofiles",
+	BackendTrafficPolicyKind: "backendtrafficpolicies",
 }
 
 // shortNames are the kubectl short names used in messages ("hpa/checkout").
 var shortNames = map[schema.GroupVersionKind]string{
-	HPAKind:            "hpa",
-	ScaledObjectKind:   "scaledobject",
-	VirtualServiceKind: "virtualservice",
-	HTTPRouteKind:      "httproute",
+	HPAKind:                  "hpa",
+	ScaledObjectKind:         "scaledobject",
+	VirtualServiceKind:       "virtualservice",
+	HTTPRouteKind:            "httproute",
+	GRPCRouteKind:            "grpcroute",
+	ServiceKind:              "service",
+	LinkerdHTTPRouteKind:     "httproute.policy.linkerd.io",
+	ServiceProfileKind:       "serviceprofile",
+	BackendTrafficPolicyKind: "backendtrafficpolicy",
 }
 
 // KEDA's pause annotation; KEDA stops scaling while it is "true".

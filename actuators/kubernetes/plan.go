@@ -10,7 +10,8 @@ import (
 
 // edit is what a lever does to one part of an object: the subtree at save
 // is saved whole (and restored whole), and each pointer of set, at or
-// under save, is given its value.
+// under save, is given its value; a nil value removes the field (Linkerd's
+// retry annotations, whose absence is what "no retries" says).
 type edit struct {
 	save string
 	set  map[string]any
@@ -42,8 +43,10 @@ func hold(work map[string]any, saved map[string]*Saved, member, actionID string,
 		saved[member] = s
 	}
 	s.ActionID = actionID
-	var changes []FieldChange
-	var conflicts []Conflict
+	changes, conflicts, err := restoreStale(work, s, member, edits)
+	if err != nil {
+		return nil, nil, err
+	}
 	for _, e := range edits {
 		takeOver(saved, member, e.save)
 		if _, had := s.Before[e.save]; !had {
@@ -60,13 +63,39 @@ func hold(work map[string]any, saved map[string]*Saved, member, actionID string,
 			if sameJSON(now, want) {
 				continue
 			}
-			if err := set(work, ptr, e.set[ptr]); err != nil {
+			if e.set[ptr] == nil {
+				remove(work, ptr)
+			} else if err := set(work, ptr, e.set[ptr]); err != nil {
 				return nil, nil, err
 			}
 			changes = append(changes, FieldChange{Path: ptr, Before: now, After: want})
 		}
 	}
 	return changes, conflicts, nil
+}
+
+// restoreStale puts back, as a release would, the subtrees the member saved
+// that its edits no longer change: an off that removed Linkerd's retry
+// annotations, superseded by a cap that sets only the limit.
+func restoreStale(work map[string]any, s *Saved, member string, edits []edit) ([]FieldChange, []Conflict, error) {
+	stale := &Saved{Before: map[string]json.RawMessage{}, Set: map[string]json.RawMessage{}}
+	for save, before := range s.Before {
+		if slices.ContainsFunc(edits, func(e edit) bool { return e.save == save }) {
+			continue
+		}
+		stale.Before[save] = before
+		delete(s.Before, save)
+		for ptr, v := range s.Set {
+			if ptr == save || strings.HasPrefix(ptr, save+"/") {
+				stale.Set[ptr] = v
+				delete(s.Set, ptr)
+			}
+		}
+	}
+	if len(stale.Before) == 0 {
+		return nil, nil, nil
+	}
+	return restore(work, map[string]*Saved{member: stale}, member)
 }
 
 // takeOver moves the subtree at save, with its original value, from any

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/stormctl/stormctl/lever"
 )
@@ -166,7 +165,7 @@ func TestPlanEdgeAndServiceLeversShareRoutes(t *testing.T) {
 	}
 	orig := vs.DeepCopy()
 	m := Mapping{Namespace: "shop", Services: map[string]ServiceObjects{"checkout": {Istio: true}}}
-	served := map[schema.GroupVersionKind]bool{VirtualServiceKind: true}
+	served := availability{VirtualServiceKind: availServed}
 	edge := lever.Lever{Kind: lever.Retries, Target: "checkout->payments", Value: "off", ActionID: "E"}
 	wide := lever.Lever{Kind: lever.Retries, Target: "checkout", Value: "cap:3", ActionID: "W"}
 	step := func(levers ...lever.Lever) {

@@ -6,9 +6,10 @@ import (
 )
 
 // RBAC returns the ServiceAccount, Role and RoleBinding the actuator needs
-// in namespace, as YAML for kubectl apply: read and patch the four kinds
-// (patch only: it never creates, deletes or scales anything), the
-// leader-election Lease, and events about it.
+// in namespace, as YAML for kubectl apply: read and patch the kinds it
+// changes (patch only: it never creates, deletes or scales anything) — Services
+// only for Linkerd's retry annotations —, the leader-election Lease, and
+// events about it.
 func RBAC(namespace, serviceAccount string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `apiVersion: v1
@@ -33,7 +34,19 @@ rules:
   resources: ["virtualservices"]
   verbs: ["get", "list", "watch", "patch"]
 - apiGroups: ["gateway.networking.k8s.io"]
+  resources: ["httproutes", "grpcroutes"]
+  verbs: ["get", "list", "watch", "patch"]
+- apiGroups: [""]
+  resources: ["services"]
+  verbs: ["get", "list", "watch", "patch"]
+- apiGroups: ["policy.linkerd.io"]
   resources: ["httproutes"]
+  verbs: ["get", "list", "watch", "patch"]
+- apiGroups: ["linkerd.io"]
+  resources: ["serviceprofiles"]
+  verbs: ["get", "list", "watch", "patch"]
+- apiGroups: ["gateway.envoyproxy.io"]
+  resources: ["backendtrafficpolicies"]
   verbs: ["get", "list", "watch", "patch"]
 - apiGroups: ["coordination.k8s.io"]
   resources: ["leases"]

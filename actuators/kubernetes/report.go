@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/flags"
 	"github.com/stormctl/stormctl/journal"
@@ -20,7 +22,27 @@ type PassReport struct {
 	Restored  int      // lever restorations
 	Conflicts []string // fields another writer changed
 	Problems  []string // failures, as `stormctl status` shows them
-	outcomes  []objectOutcome
+	// Holds counts the objects each lever holds changed, by kind
+	// ("retries:checkout->payments" → "httproute" → 2), for "seen by".
+	Holds    map[string]map[string]int
+	outcomes []objectOutcome
+}
+
+// hold counts obj for each lever that holds it (not the refused ones).
+func (r *PassReport) hold(obj *unstructured.Unstructured, claims []claim) {
+	for _, c := range claims {
+		if c.keep {
+			continue
+		}
+		m := lever.Member(c.lever.Kind, c.lever.Target)
+		if r.Holds == nil {
+			r.Holds = map[string]map[string]int{}
+		}
+		if r.Holds[m] == nil {
+			r.Holds[m] = map[string]int{}
+		}
+		r.Holds[m][shortNames[obj.GroupVersionKind()]]++
+	}
 }
 
 func (r *PassReport) add(o objectOutcome) {
@@ -90,7 +112,7 @@ func (a *Actuator) record(ctx context.Context, levers []lever.Lever, acted map[s
 		}
 	}
 	a.applied = applied
-	a.state = passState{at: time.Now(), problems: slices.Clone(rep.Problems), conflicts: slices.Clone(rep.Conflicts)}
+	a.state = passState{at: time.Now(), problems: slices.Clone(rep.Problems), conflicts: slices.Clone(rep.Conflicts), holds: rep.Holds}
 	a.mu.Unlock()
 	a.heartbeat(ctx)
 }
@@ -127,6 +149,7 @@ type passState struct {
 	at        time.Time
 	problems  []string
 	conflicts []string
+	holds     map[string]map[string]int
 }
 
 // statusTTL is how long a report outlives the actuator's last heartbeat.
@@ -141,7 +164,7 @@ func (a *Actuator) heartbeat(ctx context.Context) {
 		applied[k] = v
 	}
 	st := controlplane.ComponentStatus{Component: Component, Instance: a.opts.Instance, Time: time.Now().UTC(),
-		Problems: append(slices.Clone(a.state.problems), a.state.conflicts...)}
+		Problems: append(slices.Clone(a.state.problems), a.state.conflicts...), Holds: a.state.holds}
 	a.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()

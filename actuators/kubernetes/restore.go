@@ -64,7 +64,9 @@ type restorer struct {
 // recording the changes and conflicts on the way.
 func (r *restorer) merge(ptr string, before any, hadBefore bool, now any, hasNow bool) (any, bool) {
 	if want, ours := r.set[ptr]; ours {
-		if hasNow && sameJSON(mustJSON(now), want) {
+		// A field the actuator removed (set null) is still as it left it
+		// while it is absent.
+		if hasNow && sameJSON(mustJSON(now), want) || !hasNow && sameJSON(want, json.RawMessage("null")) {
 			r.change(ptr, now, hasNow, before, hadBefore)
 			return before, hadBefore
 		}

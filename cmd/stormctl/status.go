@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -123,7 +126,7 @@ func runStatus(ctx context.Context, f *Factory, now func() time.Time) error {
 		tp := output.NewTable(f.IO.Out, tty, "kind", "target", "value", "holder", "reason", "incident", "left", "seen by")
 		for _, l := range out.Levers {
 			tp.Row(string(l.Kind), l.Target, l.Value, l.Actor+" ("+l.ActionID+")", l.Reason, l.Incident,
-				left(time.Duration(l.SecondsLeft)*time.Second), fmt.Sprintf("%d/%d", l.SeenBy, out.Instances))
+				left(time.Duration(l.SecondsLeft)*time.Second), fmt.Sprintf("%d/%d", l.SeenBy, out.Instances)+actuatorHolds(out.Actuators, lever.Member(l.Kind, l.Target)))
 		}
 		return tp.Flush()
 	})
@@ -163,6 +166,25 @@ func left(d time.Duration) string {
 // (actuators/kubernetes.Component), spelled here so status does not link
 // the Kubernetes client for one constant.
 const kubeActuatorComponent = "actuator:kubernetes"
+
+// actuatorHolds is what the actuators hold changed for a lever, by kind:
+// " (2 httproute, 1 service)", or "" when none does.
+func actuatorHolds(sts []controlplane.ComponentStatus, member string) string {
+	counts := map[string]int{}
+	for _, st := range sts {
+		for kind, n := range st.Holds[member] {
+			counts[kind] += n
+		}
+	}
+	var parts []string
+	for _, kind := range slices.Sorted(maps.Keys(counts)) {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[kind], kind))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
 
 // printActuators says on stderr what running actuators could not do:
 // "actuator: forbidden: patch hpa/checkout in shop". The problems come from

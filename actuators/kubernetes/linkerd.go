@@ -1,0 +1,315 @@
+package kubernetes
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/stormctl/stormctl/lever"
+)
+
+// The kinds Linkerd (2.16+) reads retries from, besides Gateway API's
+// HTTPRoute: the annotations of a Service or of a route, and a Service's
+// ServiceProfile, which, where one exists, Linkerd uses instead of both.
+var (
+	GRPCRouteKind        = schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "GRPCRoute"}
+	ServiceKind          = schema.GroupVersionKind{Group: "", Version: "v1", Kind: "Service"}
+	LinkerdHTTPRouteKind = schema.GroupVersionKind{Group: "policy.linkerd.io", Version: "v1beta3", Kind: "HTTPRoute"}
+	ServiceProfileKind   = schema.GroupVersionKind{Group: "linkerd.io", Version: "v1alpha2", Kind: "ServiceProfile"}
+)
+
+// linkerdRouteKinds are the routes Linkerd reads retry annotations from.
+var linkerdRouteKinds = []schema.GroupVersionKind{HTTPRouteKind, GRPCRouteKind, LinkerdHTTPRouteKind}
+
+// Linkerd's retry annotations, as its policy controller parses them
+// (policy-controller/k8s/index/src/outbound/index/http.rs, grpc.rs): a
+// route's, when it has any, replace its Service's; none on either is no
+// retries. limit counts retries; "0" is read as unset (1), so it cannot say
+// "none": only the absence of every annotation does.
+const (
+	linkerdHTTP    = "retry.linkerd.io/http"
+	linkerdGRPC    = "retry.linkerd.io/grpc"
+	linkerdLimit   = "retry.linkerd.io/limit"
+	linkerdTimeout = "retry.linkerd.io/timeout"
+)
+
+// target is an object a lever changes and how, or why it cannot.
+type target struct {
+	obj   *unstructured.Unstructured
+	edits []edit
+	err   error
+}
+
+// linkerdTargets is what retries lever l does to Linkerd's objects of
+// service: its routes to the dependency (every route for a service-wide
+// lever) and the Services it names under linkerdService, or their
+// ServiceProfiles where they exist.
+func (m Mapping) linkerdTargets(l *lever.Lever, objs objects, served availability) ([]target, []failure) {
+	service, dep := lever.SplitTarget(l.Target)
+	retries, err := istioAttempts(l.Value)
+	if err != nil {
+		return nil, []failure{{lever: l, object: "linkerd objects of " + service, msg: err.Error()}}
+	}
+	var out []target
+	var failures []failure
+	direct := map[string]bool{} // Services this lever changes itself
+	for _, name := range m.Services[service].LinkerdService {
+		if dep != "" && name != dep {
+			continue
+		}
+		if sp := m.serviceProfile(objs, name); sp != nil {
+			edits, err := profileEdits(sp, retries, l)
+			out = append(out, target{obj: sp, edits: edits, err: err})
+			continue
+		}
+		svc := find(objs[ServiceKind], name)
+		if !served.ok(ServiceKind) || !served.ok(ServiceProfileKind) && served[ServiceProfileKind] != "" {
+			// Without Services, or with ServiceProfiles forbidden, which
+			// object Linkerd reads cannot be told.
+			why := served.why(ServiceKind)
+			if served.ok(ServiceKind) {
+				why = served.why(ServiceProfileKind)
+			}
+			failures = append(failures, failure{lever: l, object: "service/" + name, msg: why})
+			continue
+		}
+		if svc == nil {
+			failures = append(failures, failure{lever: l, object: "service/" + name, msg: "not found: service/" + name + " in " + m.Namespace})
+			continue
+		}
+		direct[name] = true
+		out = append(out, target{obj: svc, edits: linkerdServiceEdits(svc, retries)})
+	}
+	routes, problems := m.linkerdRoutes(service, objs, served)
+	for _, p := range problems {
+		failures = append(failures, failure{lever: l, object: "linkerd routes of " + service, msg: p})
+	}
+	for _, r := range routes {
+		parents := parentServices(r)
+		if len(parents) == 0 || dep != "" && !slices.Contains(parents, dep) {
+			continue // not a mesh route (Linkerd reads those only), or not to dep
+		}
+		t := target{obj: r}
+		p := parents[0]
+		sp := m.serviceProfile(objs, p)
+		switch {
+		case len(parents) > 1:
+			t.err = fmt.Errorf("%s is a route of the Services %s, and its retry annotations apply to all of them: "+
+				"no faithful mapping of %s %s in Linkerd; give each Service its own route", objectName(r), strings.Join(parents, ", "), l.Target, l.Value)
+		case sp != nil:
+			t.err = fmt.Errorf("%s: Service %s has %s, and Linkerd then ignores the retry annotations of its routes: "+
+				"name %s under linkerdService to change the profile", objectName(r), p, objectName(sp), p)
+		default:
+			var inherited map[string]string
+			if svc := find(objs[ServiceKind], p); svc != nil && !(direct[p] && retries == 0) {
+				inherited = originalAnnotations(svc)
+			}
+			t.edits, t.err = linkerdRouteEdits(r, inherited, retries, l)
+		}
+		out = append(out, t)
+	}
+	return out, failures
+}
+
+// linkerdRoutes finds the service's routes: by name across the three route
+// kinds, else by label when the service is marked linkerd.
+func (m Mapping) linkerdRoutes(service string, objs objects, served availability) ([]*unstructured.Unstructured, []string) {
+	o := m.Services[service]
+	var out []*unstructured.Unstructured
+	if len(o.LinkerdRoute) > 0 {
+		var missing []string
+		for _, n := range o.LinkerdRoute {
+			found := false
+			for _, gvk := range linkerdRouteKinds {
+				if r := find(objs[gvk], n); r != nil {
+					out, found = append(out, r), true
+				}
+			}
+			if !found {
+				missing = append(missing, n)
+			}
+		}
+		if len(missing) > 0 {
+			return out, []string{fmt.Sprintf("not found: no HTTPRoute or GRPCRoute named %s in %s", strings.Join(missing, ", "), m.Namespace)}
+		}
+		return out, nil
+	}
+	if !o.Linkerd {
+		return nil, nil
+	}
+	for _, gvk := range linkerdRouteKinds {
+		if served.ok(gvk) {
+			out = append(out, byLabel(service, gvk, objs[gvk])...)
+		}
+	}
+	return out, nil
+}
+
+// serviceProfile is the ServiceProfile Linkerd uses for Service name, if any.
+func (m Mapping) serviceProfile(objs objects, name string) *unstructured.Unstructured {
+	domain := m.ClusterDomain
+	if domain == "" {
+		domain = "cluster.local"
+	}
+	return find(objs[ServiceProfileKind], name+"."+m.Namespace+".svc."+domain)
+}
+
+// linkerdServiceEdits: off removes every retry annotation of the Service;
+// cap:N sets limit N−1 where it has retries (none stays none).
+func linkerdServiceEdits(svc *unstructured.Unstructured, retries int64) []edit {
+	own := retryAnnotations(originalAnnotations(svc), linkerdHTTP, linkerdGRPC, linkerdLimit, linkerdTimeout)
+	return annotationEdits(own, retries)
+}
+
+// linkerdRouteEdits: a route with retry annotations of its own is changed
+// like a Service. One without inherits its Service's: cap:N copies them onto
+// the route with limit N−1; off cannot be said on the route then (no
+// annotation means "as the Service", and limit 0 means 1), so it is refused.
+func linkerdRouteEdits(r *unstructured.Unstructured, inherited map[string]string, retries int64, l *lever.Lever) ([]edit, error) {
+	cond := linkerdHTTP
+	if r.GroupVersionKind() == GRPCRouteKind {
+		cond = linkerdGRPC
+	}
+	own := retryAnnotations(originalAnnotations(r), cond, linkerdLimit, linkerdTimeout)
+	from := retryAnnotations(inherited, cond, linkerdLimit, linkerdTimeout)
+	switch {
+	case retries == 0 && len(from) > 0:
+		return nil, fmt.Errorf("no \"no retries\" in Linkerd for a route whose Service retries: without annotations %s "+
+			"takes the Service's retries (%s), and limit 0 means 1: no faithful mapping of %s %s; "+
+			"name the Service under linkerdService", objectName(r), strings.Join(from, ", "), l.Target, l.Value)
+	case len(own) > 0 || retries == 0:
+		return annotationEdits(own, retries), nil
+	case len(from) == 0:
+		return nil, nil // no retries to cap
+	}
+	var edits []edit
+	for _, k := range from {
+		ptr := annotationPtr(k)
+		edits = append(edits, edit{save: ptr, set: map[string]any{ptr: inherited[k]}})
+	}
+	return append(edits, limitEdit(retries)), nil
+}
+
+// annotationEdits removes the present retry annotations (off) or sets the
+// limit (cap) where there are any.
+func annotationEdits(present []string, retries int64) []edit {
+	if len(present) == 0 {
+		return nil
+	}
+	if retries > 0 {
+		return []edit{limitEdit(retries)}
+	}
+	var edits []edit
+	for _, k := range present {
+		ptr := annotationPtr(k)
+		edits = append(edits, edit{save: ptr, set: map[string]any{ptr: nil}})
+	}
+	return edits
+}
+
+func limitEdit(retries int64) edit {
+	ptr := annotationPtr(linkerdLimit)
+	return edit{save: ptr, set: map[string]any{ptr: strconv.FormatInt(retries, 10)}}
+}
+
+func annotationPtr(key string) string { return "/metadata/annotations/" + escape(key) }
+
+// originalAnnotations is the object's annotations as they were before
+// stormctl changed them (from its saved annotation), so a lever's edits are
+// the same on every pass: what a cap copied or an off removed does not
+// change what the next value does.
+func originalAnnotations(u *unstructured.Unstructured) map[string]string {
+	out := maps.Clone(u.GetAnnotations())
+	if out == nil {
+		out = map[string]string{}
+	}
+	saved, err := readSaved(u.Object)
+	if err != nil {
+		return out
+	}
+	const prefix = "/metadata/annotations/"
+	for _, s := range saved {
+		for ptr, before := range s.Before {
+			toks, err := splitPointer(ptr)
+			if err != nil || !strings.HasPrefix(ptr, prefix) || len(toks) != 3 {
+				continue
+			}
+			var v *string
+			if json.Unmarshal(before, &v) != nil {
+				continue
+			}
+			if v == nil {
+				delete(out, toks[2])
+			} else {
+				out[toks[2]] = *v
+			}
+		}
+	}
+	return out
+}
+
+// retryAnnotations lists which of keys are set, in keys' order.
+func retryAnnotations(ann map[string]string, keys ...string) []string {
+	var out []string
+	for _, k := range keys {
+		if _, ok := ann[k]; ok {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// profileEdits: a ServiceProfile says retries per route (isRetryable) within
+// one retryBudget, a share of extra requests over the whole Service, not a
+// count per request. off sets isRetryable false on the routes that have it
+// true; cap:N has no faithful mapping and is refused.
+func profileEdits(sp *unstructured.Unstructured, retries int64, l *lever.Lever) ([]edit, error) {
+	if retries > 0 {
+		return nil, fmt.Errorf("%s bounds retries by its retryBudget (a ratio of extra requests over the whole Service), "+
+			"not a number per request: no faithful mapping of %s %s in Linkerd; use off", objectName(sp), l.Target, l.Value)
+	}
+	raw, _ := lookup(sp.Object, "/spec/routes")
+	routes, _ := raw.([]any)
+	var edits []edit
+	for i, r := range routes {
+		if v, _ := lookup(map[string]any{"r": r}, "/r/isRetryable"); v == true {
+			ptr := "/spec/routes/" + strconv.Itoa(i) + "/isRetryable"
+			edits = append(edits, edit{save: ptr, set: map[string]any{ptr: false}})
+		}
+	}
+	return edits, nil
+}
+
+// parentServices names the Services a route attaches to (its GAMMA
+// parents), in the route's namespace.
+func parentServices(r *unstructured.Unstructured) []string {
+	raw, _ := lookup(r.Object, "/spec/parentRefs")
+	refs, _ := raw.([]any)
+	var out []string
+	for _, ref := range refs {
+		m, _ := ref.(map[string]any)
+		group, _ := m["group"].(string)
+		kind, _ := m["kind"].(string)
+		name, _ := m["name"].(string)
+		ns, _ := m["namespace"].(string)
+		if (group == "" || group == "core") && kind == "Service" && (ns == "" || ns == r.GetNamespace()) && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+func find(all []*unstructured.Unstructured, name string) *unstructured.Unstructured {
+	for _, o := range all {
+		if o.GetName() == name {
+			return o
+		}
+	}
+	return nil
+}
