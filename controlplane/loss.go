@@ -110,6 +110,16 @@ func (d *LossDetector) Report() string {
 	return ""
 }
 
+// CheckLoss is Check said for a banner: the loss's text, "" when the
+// journal is whole.
+func (d *LossDetector) CheckLoss(ctx context.Context) (string, error) {
+	l, err := d.Check(ctx)
+	if l == nil {
+		return "", err
+	}
+	return l.String(), err
+}
+
 // Loss is the last loss detected, nil when none.
 func (d *LossDetector) Loss() *Loss {
 	d.mu.Lock()

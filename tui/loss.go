@@ -6,16 +6,16 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/internal/sanitize"
 )
 
 // LossChecker notices a control-plane journal that went back (fewer
 // entries, an older head: a failover to a replica that had not caught up);
 // *controlplane.LossDetector is one. It remembers the furthest position
-// seen, journals the loss once, and keeps returning it.
+// seen, journals the loss once, and keeps returning it: the text for the
+// banner, "" while the journal is whole.
 type LossChecker interface {
-	Check(ctx context.Context) (*controlplane.Loss, error)
+	CheckLoss(ctx context.Context) (string, error)
 }
 
 // DefaultLossEvery is how often the dashboard checks the journal's
@@ -25,7 +25,7 @@ const DefaultLossEvery = 2 * time.Second
 
 type (
 	lossMsg struct {
-		loss *controlplane.Loss
+		loss string
 		err  error
 	}
 	lossTickMsg struct{}
@@ -35,7 +35,7 @@ type (
 func (m *Model) checkLoss() tea.Cmd {
 	d, ctx := m.deps.Loss, m.Ctx
 	return func() tea.Msg {
-		l, err := d.Check(ctx)
+		l, err := d.CheckLoss(ctx)
 		return lossMsg{loss: l, err: err}
 	}
 }
@@ -48,8 +48,8 @@ func (m *Model) checkLoss() tea.Cmd {
 func (m *Model) lossChecked(msg lossMsg) tea.Cmd {
 	var reread tea.Cmd
 	switch {
-	case msg.loss != nil:
-		text := sanitize.Line(msg.loss.String())
+	case msg.loss != "":
+		text := sanitize.Line(msg.loss)
 		if text != m.banner.loss && m.deps.Store != nil {
 			reread = m.readLevers()
 		}
