@@ -94,6 +94,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, tea.Batch(m.fail("journal", msg.err), m.refollowLater(msg.after))
 		}
 		m.journal.Add(safeEntries(msg.entries)...)
+		m.journal.AddUnreadable(msg.unreadable)
 		m.recovered("journal")
 		return m, m.follow(msg.after)
 	case followStartMsg:
@@ -149,6 +150,9 @@ func (m *Model) followed(msg followMsg) tea.Cmd {
 	}
 	if it.pos != "" {
 		after = it.pos
+	}
+	if it.unreadable {
+		m.journal.AddUnreadable(1)
 	}
 	if it.err != nil {
 		m.setStatus("journal: "+it.err.Error(), true)
