@@ -72,6 +72,9 @@ not polled. --read-only hides every action.`,
 type dashExtra struct {
 	status string // shown in the status bar at start
 	clock  func() string
+	// reportDir is where `w` writes the HTML report ("" is the working
+	// directory).
+	reportDir string
 }
 
 func runDash(ctx context.Context, f *Factory, o *dashOptions, extra *dashExtra) error {
@@ -126,7 +129,11 @@ func runDash(ctx context.Context, f *Factory, o *dashOptions, extra *dashExtra) 
 		}
 	}
 	if deps.Store != nil {
-		deps.Report = reportWriter{f: f, dir: "."}
+		dir := "."
+		if extra != nil && extra.reportDir != "" {
+			dir = extra.reportDir
+		}
+		deps.Report = reportWriter{f: f, dir: dir}
 	}
 	incident := o.incident
 	if incident == "" && deps.Store != nil {

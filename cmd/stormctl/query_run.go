@@ -13,7 +13,6 @@ import (
 
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/internal/output"
-	"github.com/stormctl/stormctl/internal/sanitize"
 	"github.com/stormctl/stormctl/queries"
 )
 
@@ -195,7 +194,7 @@ func printResults(f *Factory, results []resultJSON, single bool) error {
 				if s.Held != "" && rank[s.Held] < rank[s.Status] {
 					status += " (held " + s.Held + " for " + r.Threshold.For + ")"
 				}
-				name := sanitize.Mask(seriesName(s.Labels), '\uFFFD')
+				name := seriesName(s.Labels) // escaped by the table and the stream, as everywhere
 				t.Row(r.ID, name, val, status, r.Unit)
 				if s.Status == statusNaN {
 					notes = append(notes, fmt.Sprintf("%s %s: %s", r.ID, name, queries.NaNNoData))
