@@ -88,7 +88,8 @@ func TestDashboardEndToEnd(t *testing.T) {
 	if err := os.WriteFile(scFile, []byte(scenario), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"STORMCTL_CONFIG=" + os.DevNull, "STORMCTL_ACTOR=e2e", "XDG_STATE_HOME=" + dir, "NO_COLOR=1"}
+	state := filepath.Join(dir, "state")
+	env := []string{"STORMCTL_CONFIG=" + os.DevNull, "STORMCTL_ACTOR=e2e", "XDG_STATE_HOME=" + state, "NO_COLOR=1"}
 	s := &tmuxSession{t: t, socket: fmt.Sprintf("stormctl-e2e-%d", os.Getpid())}
 	t.Cleanup(func() { _, _ = s.tmux("kill-server") })
 	cmd := fmt.Sprintf("env %s %s demo --scenario %s --redis-url %s --refresh 2s 2>%s",
@@ -142,7 +143,7 @@ func TestDashboardEndToEnd(t *testing.T) {
 	// points at nothing that needs the control plane it stopped.
 	stderr, _ := os.ReadFile(filepath.Join(dir, "demo.err"))
 	m := regexp.MustCompile(`demo: the incident's HTML report: (\S+)`).FindSubmatch(stderr)
-	if reports := filepath.Join(dir, "stormctl", "reports"); m == nil || filepath.Dir(string(m[1])) != reports {
+	if reports := filepath.Join(state, "stormctl", "reports"); m == nil || filepath.Dir(string(m[1])) != reports {
 		t.Fatalf("the demo did not print its report's path in %s:\n%s", reports, stderr)
 	}
 	if strings.Contains(string(stderr), "journal export --incident") {
