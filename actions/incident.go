@@ -60,8 +60,12 @@ func (s *Service) OpenIncident(ctx context.Context, title, actor string) (*Incid
 }
 
 // CloseIncident closes incident id ("" for the current one) and journals
-// incident.closed.
-func (s *Service) CloseIncident(ctx context.Context, id, actor string) (*Incident, error) {
+// incident.closed with the reason given ("" journals the incident's title).
+func (s *Service) CloseIncident(ctx context.Context, id, actor, reason string) (*Incident, error) {
+	reason, err := sanitize.Input("reason", reason)
+	if err != nil {
+		return nil, exit.NewUsage(err)
+	}
 	if id == "" {
 		cur, err := s.CurrentIncident(ctx)
 		if err != nil {
@@ -92,7 +96,10 @@ func (s *Service) CloseIncident(ctx context.Context, id, actor string) (*Inciden
 	if err != nil {
 		return nil, err
 	}
-	e := journal.Entry{Event: journal.IncidentClosed, Time: now, Actor: actor, Incident: inc.ID, Reason: inc.Title, Outcome: "closed"}
+	if reason == "" {
+		reason = inc.Title
+	}
+	e := journal.Entry{Event: journal.IncidentClosed, Time: now, Actor: actor, Incident: inc.ID, Reason: reason, Outcome: "closed"}
 	if _, err := s.Store.SwapRecord(ctx, incidentsCollection, id, raw, string(next), e); err != nil {
 		return nil, err
 	}

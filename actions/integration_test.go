@@ -447,10 +447,10 @@ func (sv *servers) incidentsExtendList(t *testing.T) {
 	if err != nil || len(all) != 1 || all[0].State != StateReleased || all[0].Incident != inc.ID {
 		t.Fatalf("list --all: %+v %v", all, err)
 	}
-	if _, err := w.CloseIncident(ctx, "", "alice"); err != nil {
+	if _, err := w.CloseIncident(ctx, "", "alice", ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.CloseIncident(ctx, "", "alice"); err == nil {
+	if _, err := w.CloseIncident(ctx, "", "alice", ""); err == nil {
 		t.Fatal("closing with none open must fail")
 	}
 	spec := okSpec()

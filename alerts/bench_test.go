@@ -52,7 +52,7 @@ func BenchmarkWebhookToLever(b *testing.B) {
 		if _, err := s.svc.Release(ctx, l.ActionID, "bench", "next iteration"); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := s.svc.CloseIncident(ctx, "", "bench"); err != nil {
+		if _, err := s.svc.CloseIncident(ctx, "", "bench", ""); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()

@@ -86,6 +86,7 @@ type Input struct {
 	Reason string // added to an action's reason (overrides RunOptions.Reason)
 	Answer string // the answer to an ask step; "" takes its default
 	Yes    bool   // confirm an action without a terminal
+	Force  bool   // act without supporting evidence, journaled as forced (--force)
 }
 
 // Run executes one playbook step by step. A terminal UI drives it with

@@ -99,7 +99,7 @@ func (r *Run) requirements(ctx context.Context, s *Step, in Input) error {
 func (r *Run) leverRequest(s *Step, in Input) LeverRequest {
 	req := LeverRequest{Kind: s.Kind, Target: render(s.Target, r.params), Value: render(s.Value, r.params),
 		TTL: s.TTL.D(), Reason: r.reason(s, in), Actor: r.opts.Actor, Incident: r.opts.Incident,
-		Force: s.Force, Supersede: s.Supersede, Yes: in.Yes,
+		Force: s.Force || in.Force, Supersede: s.Supersede, Yes: in.Yes,
 		Playbook: r.pb.Name, PlaybookVersion: r.pb.Version, Step: s.ID}
 	if r.opts.Incident != "" && s.Op != OpRelease {
 		req.IdempotencyKey = strings.Join([]string{"playbook", r.opts.Incident, r.pb.Name, s.ID, s.Kind, req.Target, req.Value}, "/")

@@ -117,14 +117,14 @@ func (m *Model) runSelectedStep() tea.Cmd {
 		m.sizeDialog()
 		return cmd
 	}
-	return m.runStep(st.ID, "")
+	return m.runStep(st.ID, "", false)
 }
 
-func (m *Model) runStep(id, typed string) tea.Cmd {
+func (m *Model) runStep(id, typed string, force bool) tea.Cmd {
 	m.playbook.SetRunning(id)
 	pb, ctx := m.pb, WithTyped(m.Ctx, typed)
 	return func() tea.Msg {
-		st, snap, err := pb.run(ctx, id)
+		st, snap, err := pb.run(ctx, id, force)
 		return stepDoneMsg{id: id, state: st, snap: snap, err: err}
 	}
 }
@@ -162,7 +162,7 @@ func (m *Model) actionMsg(msg tea.Msg) tea.Cmd {
 	case dialog.StepPlanRequest:
 		pb := m.pb
 		return func() tea.Msg {
-			lr, err := pb.plan(ctx, msg.Step)
+			lr, err := pb.plan(ctx, msg.Step, msg.Force)
 			if lr == nil && err == nil {
 				return plannedMsg{plan: dialog.Plan{Target: "release", Pending: "this step releases the lever it names, restoring what it superseded"}}
 			}
@@ -173,7 +173,7 @@ func (m *Model) actionMsg(msg tea.Msg) tea.Cmd {
 			return planOf(raw, err)
 		}
 	case dialog.StepRunRequest:
-		return m.runStep(msg.Step, msg.Typed)
+		return m.runStep(msg.Step, msg.Typed, msg.Force)
 	case plannedMsg:
 		if m.dialog != nil {
 			if msg.err != nil {
@@ -236,6 +236,7 @@ func planOf(res *actions.Result, err error) plannedMsg {
 	switch {
 	case isRef:
 		p.Refusal = ref.Error()
+		p.Forceable = ref.Guard == actions.GuardEvidence
 	case isPend:
 		p.Pending = "applying records a request: a second person must approve it (stormctl action approve)"
 	}

@@ -14,3 +14,17 @@ func TestHeaderShowsTheLabClock(t *testing.T) {
 	plain := w.open(t, Options{Context: "prod"}, 200, 60)
 	plain.lacks("lab ")
 }
+
+// At 80×24 the header keeps the lab's clock and countdown whole: the
+// incident id is what a narrow terminal cuts.
+func TestNarrowHeaderKeepsTheLabClock(t *testing.T) {
+	w := newWorld()
+	text := "lab 3:45 · payment-gateway fault ended 1:05 ago"
+	h := w.open(t, Options{Context: "demo", Actor: "demo", Incident: "01M8SSRX24T2ABBJW2QV6W7C1Z",
+		Clock: func() string { return text }}, 80, 24)
+	h.contains(text)
+	h.contains("prom ")
+	wide := w.open(t, Options{Context: "demo", Actor: "demo", Incident: "01M8SSRX24T2ABBJW2QV6W7C1Z",
+		Clock: func() string { return text }}, 200, 60)
+	wide.contains("incident 01M8SSRX24T2ABBJW2QV6W7C1Z  actor demo  " + text)
+}

@@ -47,9 +47,10 @@ type (
 		err       error
 	}
 	tailMsg struct {
-		entries []journal.Entry
-		after   string
-		err     error
+		entries    []journal.Entry
+		unreadable int // records that did not parse as entries
+		after      string
+		err        error
 	}
 	followStartMsg struct {
 		ch    <-chan followItem
@@ -64,10 +65,11 @@ type (
 )
 
 type followItem struct {
-	entry journal.Entry
-	pos   string
-	err   error
-	end   bool
+	entry      journal.Entry
+	pos        string
+	err        error
+	unreadable bool // err is the record's, not the stream's
+	end        bool
 }
 
 func defaultRand() float64 { return rand.Float64() }
@@ -151,6 +153,8 @@ func (m *Model) tailJournal() tea.Cmd {
 		for _, r := range recs {
 			if e, err := journal.Parse(r.Data); err == nil {
 				msg.entries = append(msg.entries, e)
+			} else {
+				msg.unreadable++
 			}
 			msg.after = r.Pos
 		}
@@ -170,6 +174,7 @@ func (m *Model) follow(after string) tea.Cmd {
 				it := followItem{pos: r.Pos, err: err}
 				if err == nil {
 					it.entry, it.err = journal.Parse(r.Data)
+					it.unreadable = it.err != nil
 				}
 				select {
 				case ch <- it:

@@ -120,15 +120,15 @@ func (l *lockedPlaybook) snapshot() stepsSnapshot {
 	return s
 }
 
-func (l *lockedPlaybook) plan(ctx context.Context, id string) (*playbooks.LeverResult, error) {
+func (l *lockedPlaybook) plan(ctx context.Context, id string, force bool) (*playbooks.LeverResult, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.p.Plan(ctx, id, playbooks.Input{})
+	return l.p.Plan(ctx, id, playbooks.Input{Force: force})
 }
 
-func (l *lockedPlaybook) run(ctx context.Context, id string) (playbooks.StepState, stepsSnapshot, error) {
+func (l *lockedPlaybook) run(ctx context.Context, id string, force bool) (playbooks.StepState, stepsSnapshot, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	st, err := l.p.RunStep(ctx, id, playbooks.Input{})
+	st, err := l.p.RunStep(ctx, id, playbooks.Input{Force: force})
 	return st, l.snapshot(), err
 }

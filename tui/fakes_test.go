@@ -182,14 +182,24 @@ func (a *fakeActions) result(op string, spec actions.Spec) *actions.Result {
 			{Guard: actions.GuardEvidence, Status: actions.StatusPassed, Detail: "amplification crit"}},
 		Targets: []actions.TargetResult{{Target: spec.Target, After: after,
 			Evidence: []journal.Evidence{{Query: "amplification", Value: 4.01, Status: "crit", Threshold: "crit > 1.3"}}}}}
-	if a.refuse != nil {
+	switch {
+	case a.refuses(spec):
 		res.Guards[1] = actions.GuardResult{Guard: a.refuse.Guard, Status: actions.StatusRefused, Detail: a.refuse.Reason}
+	case spec.Force:
+		res.Guards[1] = actions.GuardResult{Guard: actions.GuardEvidence, Status: actions.StatusForced, Detail: "forced: no evidence"}
+		res.Forced = true
 	}
 	return res
 }
 
+// refuses says whether the canned refusal applies to spec: --force lets
+// an evidence refusal through, as the evidence guard does.
+func (a *fakeActions) refuses(spec actions.Spec) bool {
+	return a.refuse != nil && !(spec.Force && a.refuse.Guard == actions.GuardEvidence)
+}
+
 func (a *fakeActions) Plan(_ context.Context, spec actions.Spec) (*actions.Result, error) {
-	if a.refuse != nil {
+	if a.refuses(spec) {
 		return a.result("plan", spec), a.refuse
 	}
 	return a.result("plan", spec), nil
@@ -227,7 +237,7 @@ func (a *fakeActions) Approvals(context.Context) ([]actions.Approval, error) { r
 type fakeLevers struct{ a *fakeActions }
 
 func (l fakeLevers) spec(r playbooks.LeverRequest) actions.Spec {
-	return actions.Spec{Kind: r.Kind, Target: r.Target, Value: r.Value, TTL: r.TTL, Reason: r.Reason, Actor: r.Actor}
+	return actions.Spec{Kind: r.Kind, Target: r.Target, Value: r.Value, TTL: r.TTL, Reason: r.Reason, Actor: r.Actor, Force: r.Force}
 }
 
 func (l fakeLevers) Plan(ctx context.Context, r playbooks.LeverRequest) (*playbooks.LeverResult, error) {

@@ -96,6 +96,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.journal.Add(safeEntries(msg.entries)...)
 		m.noteAlertEntries(msg.entries)
+		m.journal.AddUnreadable(msg.unreadable)
 		m.recovered("journal")
 		return m, m.follow(msg.after)
 	case followStartMsg:
@@ -154,6 +155,9 @@ func (m *Model) followed(msg followMsg) tea.Cmd {
 	}
 	if it.pos != "" {
 		after = it.pos
+	}
+	if it.unreadable {
+		m.journal.AddUnreadable(1)
 	}
 	if it.err != nil {
 		m.setStatus("journal: "+it.err.Error(), true)

@@ -77,6 +77,9 @@ incidents show beside the panels, with the autopilot's state.`,
 type dashExtra struct {
 	status string // shown in the status bar at start
 	clock  func() string
+	// reportDir is where `w` writes the HTML report ("" is the working
+	// directory).
+	reportDir string
 }
 
 func runDash(ctx context.Context, f *Factory, o *dashOptions, extra *dashExtra) error {
@@ -144,7 +147,11 @@ func runDash(ctx context.Context, f *Factory, o *dashOptions, extra *dashExtra) 
 		}
 	}
 	if deps.Store != nil {
-		deps.Report = f.reportWriter(".")
+		dir := "."
+		if extra != nil && extra.reportDir != "" {
+			dir = extra.reportDir
+		}
+		deps.Report = f.reportWriter(dir)
 	} else {
 		store = nil
 	}

@@ -88,12 +88,13 @@ func TestDashboardEndToEnd(t *testing.T) {
 	if err := os.WriteFile(scFile, []byte(scenario), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"STORMCTL_CONFIG=" + os.DevNull, "STORMCTL_ACTOR=e2e", "XDG_STATE_HOME=" + dir, "NO_COLOR=1"}
+	state := filepath.Join(dir, "state")
+	env := []string{"STORMCTL_CONFIG=" + os.DevNull, "STORMCTL_ACTOR=e2e", "XDG_STATE_HOME=" + state, "NO_COLOR=1"}
 	s := &tmuxSession{t: t, socket: fmt.Sprintf("stormctl-e2e-%d", os.Getpid())}
 	t.Cleanup(func() { _, _ = s.tmux("kill-server") })
 	cmd := fmt.Sprintf("env %s %s demo --scenario %s --redis-url %s --refresh 2s 2>%s",
 		strings.Join(env, " "), bin, scFile, rd.URL("", ""), filepath.Join(dir, "demo.err"))
-	// In dir, where the report key and the demo's exit write the report.
+	// In dir, the working directory: the reports must not land there.
 	if out, err := s.tmux("new-session", "-d", "-s", "dash", "-x", "200", "-y", "60", "-c", dir, cmd); err != nil {
 		t.Fatalf("tmux: %v: %s", err, out)
 	}
@@ -103,14 +104,30 @@ func TestDashboardEndToEnd(t *testing.T) {
 	// passes 1.3 over its one-minute window.
 	s.waitFor("amplification to breach", regexp.MustCompile(`amplification\s+[\d.]+ . CRIT`), 150*time.Second)
 
-	s.keys("Tab", "Tab") // signals → levers → playbook
-	s.keys("Down", "Down", "Down", "Down", "Enter")
-	s.waitFor("the plan", regexp.MustCompile(`(?s)✓ evidence.*Type checkout->payment-gateway to confirm`), 30*time.Second)
-	s.text("checkout->payment-gateway")
-	s.keys("Enter")
-	s.waitFor("the step to pass", regexp.MustCompile(`step retries-off passed: applied retries=off`), 30*time.Second)
-	s.keys("Escape")
-	s.waitFor("the lever", regexp.MustCompile(`retries checkout->payment-gateway=off  \d+m\d+s left`), 10*time.Second)
+	// README.md's step 2, key by key; after each Enter the screen must show
+	// what the README says happens next.
+	after := map[int]struct {
+		what string
+		re   *regexp.Regexp
+	}{
+		1: {"the check to pass", regexp.MustCompile(`✓ check\s+Retries are now the load`)},
+		2: {"the plan", regexp.MustCompile(`(?s)✓ evidence.*Type checkout->payment-gateway to confirm`)},
+		3: {"the step to pass", regexp.MustCompile(`step retries-off passed: applied retries=off`)},
+	}
+	for _, k := range readmeStormKeys(t) {
+		if k.text != "" {
+			s.text(k.text)
+		}
+		if len(k.keys) > 0 {
+			s.keys(k.keys...)
+		}
+		if w, ok := after[k.enter]; ok {
+			s.waitFor(w.what, w.re, 30*time.Second)
+		}
+	}
+	s.waitFor("the dialog to close and the lever to show", regexp.MustCompile(`retries checkout->payment-gateway=off  \d+m\d+s left`), 10*time.Second)
+	// The selection stays on the action step, marked (NO_COLOR) with ›.
+	s.waitFor("the selection on the action step", regexp.MustCompile(`›\S* ✓ action Turn the caller's retries off`), 10*time.Second)
 	s.waitFor("amplification to fall", regexp.MustCompile(`amplification\s+[\d.]+ . (ok|WARN)`), 150*time.Second)
 
 	s.keys("w")
@@ -121,11 +138,19 @@ func TestDashboardEndToEnd(t *testing.T) {
 	for !s.ended() && time.Now().Before(deadline) {
 		time.Sleep(200 * time.Millisecond)
 	}
-	// The demo's exit names the incident's HTML report, drawn from the lab.
+	// The demo's exit names the incident's HTML report, drawn from the lab,
+	// written under the state directory, not the working directory; and it
+	// points at nothing that needs the control plane it stopped.
 	stderr, _ := os.ReadFile(filepath.Join(dir, "demo.err"))
 	m := regexp.MustCompile(`demo: the incident's HTML report: (\S+)`).FindSubmatch(stderr)
-	if m == nil || filepath.Dir(string(m[1])) != dir {
-		t.Fatalf("the demo did not print its report's path in %s:\n%s", dir, stderr)
+	if reports := filepath.Join(state, "stormctl", "reports"); m == nil || filepath.Dir(string(m[1])) != reports {
+		t.Fatalf("the demo did not print its report's path in %s:\n%s", reports, stderr)
+	}
+	if strings.Contains(string(stderr), "journal export --incident") {
+		t.Errorf("the demo's exit suggests a command against its stopped control plane:\n%s", stderr)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "stormctl-report-*.html")); len(left) > 0 {
+		t.Errorf("reports in the working directory: %v", left)
 	}
 	report, err := os.ReadFile(string(m[1]))
 	if err != nil || !strings.Contains(string(report), `<figure class="chart" id="chart-amplification">`) ||

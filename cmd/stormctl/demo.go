@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -139,17 +140,24 @@ func runDemo(ctx context.Context, f *Factory, o *demoOptions) error {
 	if len(params) == 0 {
 		params = demoParams(sc)
 	}
+	// Reports go to the user's state directory, not the working directory
+	// (often a checkout, where they would be committed by mistake).
+	reportDir := demoReportDir(f.getenv)
+	if err := os.MkdirAll(reportDir, 0o700); err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
 	attach := fmt.Sprintf("STORMCTL_PROMETHEUS_URL=%s STORMCTL_REDIS_URL=%s stormctl status", srv.URL, f.flags.RedisURL)
 	fmt.Fprintf(f.IO.ErrOut, "demo: scenario %s in real time; incident %s; attach a second terminal with:\n  %s\n", sc.Name, inc.ID, attach)
 	dashErr := runDash(ctx, f, &dashOptions{playbook: o.playbook, params: params, incident: inc.ID, refresh: o.refresh},
-		&dashExtra{status: "demo: " + sc.Name + " is live; second terminal: " + attach, clock: l.Clock})
+		&dashExtra{status: "demo: " + sc.Name + " is live; second terminal: " + attach, clock: l.Clock, reportDir: reportDir})
 	cancel()
 	if err := <-done; err != nil && !errors.Is(err, context.Canceled) && dashErr == nil {
 		dashErr = err
 	}
 	// The embedded control plane ends with the demo: hand over the
-	// incident's report and timeline before it does.
-	rw := f.reportWriter(".")
+	// incident's report and timeline before it does, and say nothing that
+	// would need it afterwards.
+	rw := f.reportWriter(reportDir)
 	if path, warnings, err := rw.WriteReport(context.Background(), inc.ID); err != nil {
 		fmt.Fprintf(f.IO.ErrOut, "demo: the HTML report was not written: %v\n", err)
 	} else {
@@ -158,12 +166,18 @@ func runDemo(ctx context.Context, f *Factory, o *demoOptions) error {
 		}
 		fmt.Fprintf(f.IO.ErrOut, "demo: the incident's HTML report: %s\n", path)
 	}
-	fmt.Fprintf(f.IO.ErrOut, "demo: stopped; the incident's timeline (stormctl journal export --incident %s):\n", inc.ID)
+	fmt.Fprintf(f.IO.ErrOut, "demo: stopped, and its control plane with it; incident %s's timeline:\n", inc.ID)
 	stream := store.Journal()
 	if _, err := journal.Export(f.IO.Out, journal.Markdown, stream.Range(context.Background(), "-", "+"), journal.Filter{Incident: inc.ID}); err != nil && dashErr == nil {
 		dashErr = err
 	}
 	return dashErr
+}
+
+// demoReportDir is where the demo's HTML reports go:
+// $XDG_STATE_HOME/stormctl/reports (else ~/.local/state/stormctl/reports).
+func demoReportDir(getenv func(string) string) string {
+	return filepath.Join(journal.StateDir(getenv), "reports")
 }
 
 // demoParams are the playbook parameters of a scenario: its edge service

@@ -15,6 +15,7 @@ import (
 	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/flags/flagd"
 	"github.com/stormctl/stormctl/internal/exit"
+	"github.com/stormctl/stormctl/lever"
 )
 
 func newFlagdCmd(f *Factory) *cobra.Command {
@@ -113,8 +114,12 @@ func runFlagdServe(ctx context.Context, f *Factory, o *flagdServeOptions) error 
 	if err != nil {
 		return err
 	}
+	shown := ns
+	if shown == "" {
+		shown = lever.DefaultNamespace // the keys NewKeys uses for ""
+	}
 	fmt.Fprintf(f.IO.ErrOut, "flagd: levers from %s (namespace %q)\nflagd: sync %s, evaluation %s, OFREP %s, management %s\n",
-		display, ns, srv.Addr("sync"), srv.Addr("eval"), srv.Addr("ofrep"), srv.Addr("management"))
+		display, shown, srv.Addr("sync"), srv.Addr("eval"), srv.Addr("ofrep"), srv.Addr("management"))
 	if flagdServeStarted != nil {
 		flagdServeStarted(srv, stop)
 	}

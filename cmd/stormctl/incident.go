@@ -37,8 +37,9 @@ func newIncidentOpenCmd(f *Factory) *cobra.Command {
 }
 
 func newIncidentCloseCmd(f *Factory) *cobra.Command {
-	return &cobra.Command{
-		Use:   "close [ID]",
+	var reason string
+	cmd := &cobra.Command{
+		Use:   "close [ID] [--reason R]",
 		Short: "Close an incident (default: the current one)",
 		Args:  usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -47,10 +48,12 @@ func newIncidentCloseCmd(f *Factory) *cobra.Command {
 				id = args[0]
 			}
 			return incidentRun(cmd, f, func(s *actions.Service, actor string) (*actions.Incident, error) {
-				return s.CloseIncident(cmd.Context(), id, actor)
+				return s.CloseIncident(cmd.Context(), id, actor, reason)
 			})
 		},
 	}
+	cmd.Flags().StringVar(&reason, "reason", "", "why it is closed, for the journal (default: the incident's title)")
+	return cmd
 }
 
 func incidentRun(cmd *cobra.Command, f *Factory, do func(*actions.Service, string) (*actions.Incident, error)) error {
@@ -78,11 +81,12 @@ func newIncidentListCmd(f *Factory) *cobra.Command {
 			if _, err := f.Output(); err != nil {
 				return err
 			}
-			s, err := f.Actions(cmd.Context())
+			// Reading needs no actor: only the store.
+			store, err := f.Store(cmd.Context())
 			if err != nil {
 				return err
 			}
-			incs, err := s.Incidents(cmd.Context())
+			incs, err := (&actions.Service{Store: actions.FromStore(store)}).Incidents(cmd.Context())
 			if incs == nil {
 				incs = []actions.Incident{}
 			}

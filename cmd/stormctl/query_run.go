@@ -12,7 +12,6 @@ import (
 
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/internal/output"
-	"github.com/stormctl/stormctl/internal/sanitize"
 	"github.com/stormctl/stormctl/queries"
 )
 
@@ -168,7 +167,7 @@ func printResults(f *Factory, results []resultJSON, single bool) error {
 				if s.Held != "" && s.held < s.level {
 					status += " (held " + s.Held + " for " + r.Threshold.For + ")"
 				}
-				name := sanitize.Mask(queries.SeriesKey(s.Labels), '\uFFFD')
+				name := queries.SeriesKey(s.Labels) // escaped by the table and the stream, as everywhere
 				t.Row(r.ID, name, val, status, r.Unit)
 				if s.level == queries.LevelNaN {
 					notes = append(notes, fmt.Sprintf("%s %s: %s", r.ID, name, queries.NaNNoData))

@@ -14,7 +14,8 @@ import (
 // a runbook, e.g. `stormctl retries off checkout->payments --ttl 15m ...`.
 // They take the flags of `action apply`. Each kind also takes the order of
 // `action apply` itself, KIND TARGET VALUE: `stormctl retries
-// checkout->payments off`.
+// checkout->payments off`, and KIND VALUE TARGET: `stormctl retries cap:3
+// checkout->payments`.
 func newShortcutCmds(f *Factory) []*cobra.Command {
 	retries := kindCmd(f, "retries", "Turn retries off or cap them for a service or service->dependency", "TARGET off|cap:N")
 	retries.AddCommand(
@@ -48,14 +49,32 @@ func kindCmd(f *Factory, kind, short, args string) *cobra.Command {
 		Short: short,
 		Args:  usageArgs(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOrder(cmd, kind, args[0], args[1]); err != nil {
+			target, value := valueFirst(kind, args[0], args[1])
+			if err := checkOrder(cmd, kind, target, value); err != nil {
 				return err
 			}
-			return runAction(cmd.Context(), f, "apply", o.spec(kind, args[0], args[1]))
+			return runAction(cmd.Context(), f, "apply", o.spec(kind, target, value))
 		},
 	}
 	o.bind(cmd)
 	return cmd
+}
+
+// valueFirst reads KIND VALUE TARGET the way the verb shortcuts read
+// (`retries cap:3 TARGET` like `retries off TARGET`): when the first
+// argument is one of the kind's values and the second is not, they are
+// swapped. Anything else is left for checkOrder and the guards.
+func valueFirst(kind, a, b string) (target, value string) {
+	ks, err := actions.ParseKind(kind)
+	if err != nil {
+		return a, b
+	}
+	_, aErr := ks.ParseValue(a)
+	_, bErr := ks.ParseValue(b)
+	if aErr == nil && bErr != nil {
+		return b, a
+	}
+	return a, b
 }
 
 // shortcut is one `action apply` whose kind, target and value come from

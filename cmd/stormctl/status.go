@@ -15,6 +15,7 @@ import (
 	"github.com/stormctl/stormctl/internal/sanitize"
 	"github.com/stormctl/stormctl/journal"
 	"github.com/stormctl/stormctl/lever"
+	"github.com/stormctl/stormctl/tui/common"
 )
 
 // statusLever is one row of `stormctl status -o json`: the lever as
@@ -108,7 +109,7 @@ func runStatus(ctx context.Context, f *Factory, now func() time.Time) error {
 	out.Loss = statusLossOf(ctx, s, f.getenv)
 	t := now()
 	for _, l := range levers {
-		out.Levers = append(out.Levers, statusLever{Lever: l, SecondsLeft: int64(l.ExpiresAt.Sub(t).Seconds()),
+		out.Levers = append(out.Levers, statusLever{Lever: l, SecondsLeft: int64(common.CeilSecond(l.ExpiresAt.Sub(t)) / time.Second),
 			SeenBy: seen[lever.Member(l.Kind, l.Target)]})
 	}
 	return f.Print(out, func(tty bool) error {
@@ -151,16 +152,8 @@ func statusLossOf(ctx context.Context, s *controlplane.Store, getenv func(string
 	return nil
 }
 
-// left is a duration for humans: "29m12s", "1h05m", "expiring".
-func left(d time.Duration) string {
-	switch {
-	case d <= 0:
-		return "expiring"
-	case d >= time.Hour:
-		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
-	}
-	return d.Round(time.Second).String()
-}
+// left is a duration for humans, as the dashboard shows it.
+func left(d time.Duration) string { return common.Left(d) }
 
 // kubeActuatorComponent is the Kubernetes actuator's status component
 // (actuators/kubernetes.Component), spelled here so status does not link

@@ -17,8 +17,7 @@ func TestShortcutForms(t *testing.T) {
 	}{
 		{[]string{"shed", "20", "checkout"}, "`stormctl shed SERVICE PERCENT`, e.g. stormctl shed checkout 20"},
 		{[]string{"retries", "cap", "checkout->payments", "2"}, "`stormctl retries cap N TARGET`"},
-		{[]string{"retries", "cap:2", "checkout->payments"}, "`stormctl retries TARGET off|cap:N`"},
-		{[]string{"autoscaling", "frozen", "checkout"}, "`stormctl autoscaling SERVICE frozen`"},
+		{[]string{"retries", "2", "checkout->payments"}, "`stormctl retries TARGET off|cap:N`"},
 		{[]string{"action", "apply", "retries", "off", "checkout->payments"}, "`stormctl action apply KIND TARGET VALUE`, e.g. stormctl action apply retries checkout->payments off"},
 	} {
 		out, msg, code := e.run("alice", "", append(c.args, applyArgs...)...)
@@ -33,6 +32,11 @@ func TestShortcutForms(t *testing.T) {
 	res, _ := e.expect(exit.OK, "alice", append([]string{"retries", "checkout->payments", "cap:2", "-o", "json"}, applyArgs...)...)
 	if res["kind"] != "retries" || res["value"] != "cap:2" || res["targets"].([]any)[0].(map[string]any)["target"] != "checkout->payments" {
 		t.Fatalf("KIND TARGET VALUE: %v", res)
+	}
+	// KIND VALUE TARGET reads like `retries off TARGET`.
+	res, _ = e.expect(exit.OK, "alice", append([]string{"retries", "cap:3", "checkout", "-o", "json"}, applyArgs...)...)
+	if res["kind"] != "retries" || res["value"] != "cap:3" || res["targets"].([]any)[0].(map[string]any)["target"] != "checkout" {
+		t.Fatalf("KIND VALUE TARGET: %v", res)
 	}
 	res, _ = e.expect(exit.OK, "alice", append([]string{"breaker", "payments", "open", "-o", "json", "--force"}, applyArgs...)...)
 	if res["kind"] != "breaker" || res["value"] != "open" {

@@ -10,7 +10,9 @@ import (
 	"github.com/stormctl/stormctl/tui/styles"
 )
 
-// Left is a time left for humans: "29m12s", "1h05m", "expiring".
+// Left is a time left for humans: "29m12s", "1h05m", "expiring". Seconds
+// round up, so a lever never looks nearer its end than it is (1.5 s left
+// is "2s", never "1s").
 func Left(d time.Duration) string {
 	switch {
 	case d <= 0:
@@ -18,7 +20,15 @@ func Left(d time.Duration) string {
 	case d >= time.Hour:
 		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 	}
-	return d.Truncate(time.Second).String()
+	return CeilSecond(d).String()
+}
+
+// CeilSecond rounds d up to a whole second.
+func CeilSecond(d time.Duration) time.Duration {
+	if t := d.Truncate(time.Second); t != d {
+		return t + time.Second
+	}
+	return d
 }
 
 // Ago is an age for humans: "now", "12s ago", "3m ago".

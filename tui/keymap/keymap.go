@@ -22,6 +22,9 @@ type KeyMap struct {
 
 	// Dialog and input.
 	Submit, Cancel, NextField, PrevField, CycleLeft, CycleRight key.Binding
+	// Force plans a refused action again with --force, where the refusal
+	// says force would let it through (the evidence guard).
+	Force key.Binding
 }
 
 // PredictHelp is the help view's pointer to the analysis that predicts a
@@ -58,6 +61,7 @@ func DefaultKeyMap(readOnly bool) *KeyMap {
 		PrevField:  key.NewBinding(key.WithKeys("shift+tab", "up"), key.WithHelp("shift+tab", "previous field")),
 		CycleLeft:  key.NewBinding(key.WithKeys("left"), key.WithHelp("←", "previous kind")),
 		CycleRight: key.NewBinding(key.WithKeys("right"), key.WithHelp("→", "next kind")),
+		Force:      key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "plan again with --force (journaled as forced)")),
 	}
 	if readOnly {
 		for _, b := range k.Mutating() {
@@ -69,7 +73,7 @@ func DefaultKeyMap(readOnly bool) *KeyMap {
 
 // Mutating returns the bindings that change the control plane or the journal.
 func (k *KeyMap) Mutating() []*key.Binding {
-	return []*key.Binding{&k.RunStep, &k.Action, &k.Release, &k.Extend}
+	return []*key.Binding{&k.RunStep, &k.Action, &k.Release, &k.Extend, &k.Force}
 }
 
 // Global are the bindings that work in every section.

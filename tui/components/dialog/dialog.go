@@ -53,10 +53,17 @@ type (
 		Spec  actions.Spec
 		Typed string
 	}
-	// StepPlanRequest asks for the plan of a playbook action step.
-	StepPlanRequest struct{ Step string }
+	// StepPlanRequest asks for the plan of a playbook action step, forced
+	// when the responder chose to act without evidence.
+	StepPlanRequest struct {
+		Step  string
+		Force bool
+	}
 	// StepRunRequest runs the step, confirmed by Typed.
-	StepRunRequest struct{ Step, Typed string }
+	StepRunRequest struct {
+		Step, Typed string
+		Force       bool
+	}
 	// ReleaseRequest releases action ActionID.
 	ReleaseRequest struct{ ActionID, Reason string }
 	// ExtendRequest extends action ActionID to now + TTL.
@@ -80,6 +87,9 @@ type Plan struct {
 	Target string
 	// Refusal is set when the guards would refuse: nothing can be confirmed.
 	Refusal string
+	// Forceable says --force would let the refused action through (the
+	// evidence guard): the dialog offers to plan it again, forced.
+	Forceable bool
 	// Pending is set when applying records a request for a second person.
 	Pending string
 }
@@ -115,6 +125,9 @@ type Model struct {
 	failed   bool
 	problem  string // a form or confirmation problem, shown under the fields
 	planSpec actions.Spec
+	// force is set once the responder chose to act without evidence; the
+	// action still waits for the evidence (bounded) and is journaled forced.
+	force bool
 	// planTail is how many of the plan's last lines must show: the
 	// refusal or the confirmation, and the keys that leave.
 	planTail int
@@ -277,7 +290,7 @@ func (m *Model) Update(msg tea.Msg) tea.Cmd {
 // back goes one stage back, or closes the dialog.
 func (m *Model) back() tea.Cmd {
 	if m.stage == StagePlan && m.mode == ModeApply {
-		m.stage, m.plan = StageForm, nil
+		m.stage, m.plan, m.force = StageForm, nil, false
 		return nil
 	}
 	return send(Closed{})
@@ -337,8 +350,11 @@ func (m *Model) submitForm() tea.Cmd {
 
 func (m *Model) updatePlan(k tea.KeyMsg) tea.Cmd {
 	if m.plan.Refusal != "" {
-		if key.Matches(k, m.KeyMap.Submit) {
+		switch {
+		case key.Matches(k, m.KeyMap.Submit):
 			return m.back()
+		case m.plan.Forceable && !m.force && key.Matches(k, m.KeyMap.Force):
+			return m.planForced()
 		}
 		return nil
 	}
@@ -354,9 +370,19 @@ func (m *Model) updatePlan(k tea.KeyMsg) tea.Cmd {
 	}
 	m.stage, m.problem = StageApplying, ""
 	if m.mode == ModeStep {
-		return send(StepRunRequest{Step: m.step, Typed: typed})
+		return send(StepRunRequest{Step: m.step, Typed: typed, Force: m.force})
 	}
 	return send(ApplyRequest{Spec: m.planSpec, Typed: typed})
+}
+
+// planForced asks for the plan again with --force, as the refusal offered.
+func (m *Model) planForced() tea.Cmd {
+	m.force, m.stage, m.plan = true, StagePlanning, nil
+	if m.mode == ModeStep {
+		return send(StepPlanRequest{Step: m.step, Force: true})
+	}
+	m.planSpec.Force = true
+	return send(PlanRequest{Spec: m.planSpec})
 }
 
 // ShortHelp implements help.KeyMap: the keys of the current stage.

@@ -121,6 +121,9 @@ func (m *Model) planLines() []string {
 			lines = append(lines, st.Refused.Render(l))
 		}
 		lines = append(lines, st.Muted.Render("nothing was written but the journal's record of the plan · enter/esc: back"))
+		if p.Forceable && !m.force {
+			lines = append(lines, st.Warn.Render("f: plan again with --force (journaled as forced; still waits for the evidence, bounded)"))
+		}
 	default:
 		if p.Pending != "" {
 			lines = append(lines, "", st.Warn.Render(p.Pending))

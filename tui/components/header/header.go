@@ -77,22 +77,31 @@ func (m *Model) View() string {
 	case !m.Refreshed.IsZero():
 		age = "refreshed " + common.Ago(m.Now().Sub(m.Refreshed))
 	}
-	who := []string{st.Header.Render("stormctl"), st.HeaderLabel.Render("ctx ") + ctx, inc, st.HeaderLabel.Render("actor ") + m.Actor}
+	where := []string{st.HeaderLabel.Render("ctx ") + ctx, inc, st.HeaderLabel.Render("actor ") + m.Actor}
+	// urgent is what must stay on screen however narrow the terminal: the
+	// lab's clock and countdown, read-only mode, advisory roles.
+	var urgent []string
 	if m.Clock != nil {
-		who = append(who, st.Warn.Render(m.Clock()))
+		urgent = append(urgent, st.Warn.Render(m.Clock()))
 	}
 	if m.ReadOnly {
-		who = append(who, st.Warn.Render("READ-ONLY"))
+		urgent = append(urgent, st.Warn.Render("READ-ONLY"))
 	}
 	if m.Advisory {
-		who = append(who, st.Warn.Render("shared Redis user: roles/approvals advisory (docs/identity.md)"))
+		urgent = append(urgent, st.Warn.Render("shared Redis user: roles/approvals advisory (docs/identity.md)"))
 	}
+	name := st.Header.Render("stormctl")
+	who := append(append([]string{name}, where...), urgent...)
 	state := []string{m.health("prom", m.Prom), m.health("redis", m.Redis), st.Muted.Render(age)}
 	line := strings.Join(append(who, state...), "  ")
 	if lipgloss.Width(line) <= m.Width {
 		return common.Fit(line, m.Width)
 	}
 	// Too narrow for one line: health and age get a line of their own
-	// rather than being cut off.
+	// rather than being cut off, and the urgent parts come before where
+	// the dashboard points, so a cut takes the incident id, not the clock.
+	if lipgloss.Width(strings.Join(who, "  ")) > m.Width {
+		who = append(append([]string{name}, urgent...), where...)
+	}
 	return common.Fit(strings.Join(who, "  "), m.Width) + "\n" + common.Fit(strings.Join(state, "  "), m.Width)
 }

@@ -25,6 +25,9 @@ type Model struct {
 	filter  string
 	// back is how many rows the view is scrolled up from the newest.
 	back int
+	// unreadable counts records read that did not parse as entries: they
+	// cannot be shown, but the responder must know the panel is missing some.
+	unreadable int
 }
 
 // New returns an empty journal section.
@@ -37,6 +40,9 @@ func (m *Model) Add(es ...journal.Entry) {
 		m.entries = append(m.entries[:0], m.entries[n:]...)
 	}
 }
+
+// AddUnreadable counts n records that could not be shown.
+func (m *Model) AddUnreadable(n int) { m.unreadable += n }
 
 // Entries returns the entries shown after the filter.
 func (m *Model) Entries() []journal.Entry {
@@ -84,6 +90,9 @@ func (m *Model) View() string {
 		lines = []string{m.Styles.Muted.Render("no journal entries yet")}
 	}
 	title := "Journal"
+	if m.unreadable > 0 {
+		title += fmt.Sprintf(" (%d unreadable: stormctl journal verify)", m.unreadable)
+	}
 	if m.back > 0 {
 		title += fmt.Sprintf(" (%d newer below)", m.back)
 	}

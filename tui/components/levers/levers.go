@@ -170,7 +170,7 @@ func (m *Model) View() string {
 		l := ls[i]
 		head := fmt.Sprintf("%s %s=%s", l.Kind, l.Target, l.Value)
 		if i == m.sel && m.Focused {
-			head = st.Selected.Render(head)
+			head = common.Select(st, head, 0)
 		} else {
 			head = st.Bold.Render(head)
 		}

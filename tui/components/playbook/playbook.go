@@ -139,7 +139,7 @@ func (m *Model) View() string {
 			text += st.Muted.Render(" (undoes " + s.RollbackOf + ")")
 		}
 		if i == m.sel && m.Focused {
-			text = st.Selected.Render(common.Fit(fmt.Sprintf("%s%s %-6s %s", mark, icon, s.Type, title), m.Width-2))
+			text = common.Select(st, fmt.Sprintf("%s%s %-6s %s", mark, icon, s.Type, title), m.Width-2)
 		}
 		lines = append(lines, text)
 	}

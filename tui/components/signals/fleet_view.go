@@ -130,7 +130,7 @@ func (m *Model) fleetLine(ln fleetLine, inner int) string {
 		spark = " " + m.spark(p, min(w, 40))
 	}
 	if ln.vi == m.sel && m.Focused {
-		left = m.Styles.Selected.Render(left)
+		left = common.Select(m.Styles, left, 0)
 	}
 	return left + val + spark
 }

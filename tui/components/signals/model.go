@@ -227,7 +227,7 @@ func (m *Model) listView() string {
 		}
 		line := left + val + spark
 		if i == m.sel && m.Focused {
-			line = m.Styles.Selected.Render(common.Fit(left, nameW+seriesW+2)) + val + spark
+			line = common.Select(m.Styles, left, nameW+seriesW+2) + val + spark
 		}
 		lines = append(lines, line)
 	}
@@ -287,7 +287,7 @@ func (m *Model) card(p *Panel, w int, selected bool) string {
 	return common.Frame(m.Styles, "", []string{l1, l2, l3}, w, cardHeight, selected)
 }
 
-// valueText is "4.01 ▲ CRIT", or "no data", with "stale" in front of data
+// valueText is "4.01 ▲ CRIT" ("CRIT held" once it has lasted for:), or "no data", with "stale" in front of data
 // the runner could not refresh.
 func (m *Model) valueText(p *Panel, w int) string {
 	st := m.Styles
@@ -302,6 +302,9 @@ func (m *Model) valueText(p *Panel, w int) string {
 		word := strings.ToUpper(string(p.State))
 		if p.State == StateOK {
 			word = "ok"
+		}
+		if p.Held {
+			word += " held"
 		}
 		s = FormatValue(p.Value, p.Unit) + " " + arrow + " " + m.stateStyle(p.State).Render(word)
 	}

@@ -43,6 +43,9 @@ type Panel struct {
 	Stale bool
 	// Note is the no-data explanation or the error.
 	Note string
+	// Held says the warn or crit state has lasted the threshold's for:,
+	// so an alert on the same rule has fired.
+	Held bool
 }
 
 // Key identifies a panel across refreshes.
@@ -101,6 +104,7 @@ func fromResult(base Panel, res queries.Result) []Panel {
 		}
 		p.Points, p.Value = s.Points, s.Value
 		p.State, p.Trend = evaluate(p.Threshold, p.Value), trend(s.Points)
+		p.Held = heldFor(p.Threshold, p.State, s.Points)
 		out = append(out, p)
 	}
 	sort.SliceStable(out, func(a, b int) bool { return out[a].Series < out[b].Series })
