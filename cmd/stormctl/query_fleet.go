@@ -30,7 +30,7 @@ func bindTop(cmd *cobra.Command, top *int, p *queryParams) {
 	cmd.Flags().IntVar(top, "top", 0, fmt.Sprintf(
 		"reduce on the server: only the N worst series, with counts of every series past warn and crit (1-%d)", queries.MaxTop))
 	cmd.Flags().BoolVar(&p.recorded, "recorded", false,
-		"with --top: rank the recorded series of `stormctl query export --format rules` instead of the raw metrics")
+		"with --top: rank the recorded series of 'stormctl query export --format rules' instead of the raw metrics")
 }
 
 func checkTop(cmd *cobra.Command, top int, p *queryParams) error {
