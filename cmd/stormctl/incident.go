@@ -57,9 +57,6 @@ func newIncidentCloseCmd(f *Factory) *cobra.Command {
 }
 
 func incidentRun(cmd *cobra.Command, f *Factory, do func(*actions.Service, string) (*actions.Incident, error)) error {
-	if _, err := f.Output(); err != nil {
-		return err
-	}
 	s, err := f.Actions(cmd.Context())
 	if err != nil {
 		return err
@@ -78,9 +75,6 @@ func newIncidentListCmd(f *Factory) *cobra.Command {
 		Short: "List incidents, oldest first",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if _, err := f.Output(); err != nil {
-				return err
-			}
 			// Reading needs no actor: only the store.
 			store, err := f.Store(cmd.Context())
 			if err != nil {

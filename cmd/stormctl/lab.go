@@ -174,9 +174,6 @@ func runLab(ctx context.Context, f *Factory, o *labRunOptions) error {
 	if o.autopilot && len(events) > 0 {
 		return exit.NewUsage(errors.New("--autopilot and --events: give one; the autopilot pulls the levers"))
 	}
-	if _, err := f.Output(); err != nil {
-		return err
-	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
 	cp, err := openLabControl(ctx, f)

@@ -43,9 +43,6 @@ func newPlaybookStatusCmd(f *Factory, dirs *[]string) *cobra.Command {
 }
 
 func playbookStatus(ctx context.Context, f *Factory, dirs []string, name, incident string) error {
-	if _, err := f.Output(); err != nil {
-		return err
-	}
 	pb, err := f.Playbook(dirs, name)
 	if err != nil {
 		return err

@@ -95,9 +95,6 @@ func runPolicyAnalyze(ctx context.Context, f *Factory, o *policyAnalyzeOptions, 
 	if failOn != policy.Warn && failOn != policy.Crit {
 		return exit.NewUsage(fmt.Errorf("--fail-on %q: want warn or crit", o.failOn))
 	}
-	if _, err := f.Output(); err != nil {
-		return err
-	}
 	inputs, err := policy.ReadFiles(files)
 	if err != nil {
 		return exit.NewUsage(err)

@@ -137,7 +137,8 @@ func printDiagnosis(f *Factory, dg *queries.Diagnosis, tty bool) error {
 		return err
 	}
 	if dg.Config != "" {
-		fmt.Fprintf(f.IO.Out, "\n# add to the config file (%s):\n%s", sanitize.Line(f.configFile()), sanitize.Block(dg.Config))
+		path, _ := f.configFile()
+		fmt.Fprintf(f.IO.Out, "\n# add to the config file (%s):\n%s", sanitize.Line(path), sanitize.Block(dg.Config))
 	}
 	return nil
 }
@@ -168,12 +169,4 @@ func compareConfig(dg *queries.Diagnosis, cfg config.Context, service string) st
 		return fmt.Sprintf("the config answers %s with pack %s, and no pack fits here", service, pack)
 	}
 	return fmt.Sprintf("the config answers %s with pack %s, which does not fit here: paste the snippet", service, pack)
-}
-
-// configFile is the config file this run reads, for the snippet's heading.
-func (f *Factory) configFile() string {
-	if f.flags.configPath != "" {
-		return f.flags.configPath
-	}
-	return config.DefaultPath()
 }

@@ -5,14 +5,11 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 
-	"github.com/stormctl/stormctl/internal/config"
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/internal/iostreams"
-	"github.com/stormctl/stormctl/internal/output"
 )
 
 // Main runs stormctl with args and returns the process exit code. Every
@@ -37,86 +34,6 @@ func Main(args []string, io *iostreams.IOStreams) int {
 		fmt.Fprintf(io.ErrOut, "stormctl: %v\n", err)
 	}
 	return exit.Code(err)
-}
-
-// globalFlags are the persistent flags every command accepts.
-type globalFlags struct {
-	config.Overrides
-	output      string
-	configPath  string
-	queriesDirs []string
-}
-
-// Factory hands commands their streams and lazily built dependencies, so
-// that `stormctl --help` or a file-only command never reads config or dials
-// a server.
-type Factory struct {
-	IO     *iostreams.IOStreams
-	flags  *globalFlags
-	getenv func(string) string
-
-	cfgOnce sync.Once
-	cfg     *config.Resolved
-	cfgErr  error
-
-	prom  promDeps
-	store storeDeps
-	sign  signerDeps
-	// printed is set once Print wrote a result, so that Main does not
-	// print a failure as a second document.
-	printed bool
-}
-
-func newFactory(io *iostreams.IOStreams, getenv func(string) string) *Factory {
-	return &Factory{IO: io, flags: &globalFlags{}, getenv: getenv}
-}
-
-// Config loads the config file and resolves the context once per run.
-func (f *Factory) Config() (*config.Resolved, error) {
-	f.cfgOnce.Do(func() {
-		path, named := f.flags.configPath, "--config"
-		if path == "" {
-			path, named = f.getenv(config.EnvConfig), config.EnvConfig
-		}
-		if path == "" {
-			path = config.DefaultPath()
-		} else if _, err := os.Stat(path); err != nil {
-			// Only the default file may be absent: a file named on the
-			// command line or in the environment that is not there is a
-			// mistake to report, not a reason to act without its policy.
-			f.cfgErr = exit.NewUsage(fmt.Errorf("%s %s: %w", named, path, err))
-			return
-		}
-		file, err := config.Load(path)
-		if err != nil {
-			f.cfgErr = exit.NewUsage(err)
-			return
-		}
-		f.cfg, f.cfgErr = file.Resolve(f.flags.Overrides, f.getenv)
-		if f.cfgErr != nil {
-			f.cfgErr = exit.NewUsage(f.cfgErr)
-		}
-	})
-	return f.cfg, f.cfgErr
-}
-
-// Output returns the -o format.
-func (f *Factory) Output() (output.Format, error) {
-	ft, err := output.ParseFormat(f.flags.output)
-	return ft, exit.NewUsage(err)
-}
-
-// Print writes v in the -o format; table output is produced by table.
-func (f *Factory) Print(v any, table func(tty bool) error) error {
-	ft, err := f.Output()
-	if err != nil {
-		return err
-	}
-	f.printed = true
-	if ft == output.Table {
-		return table(f.IO.IsStdoutTTY())
-	}
-	return output.Structured(f.IO.Out, ft, v)
 }
 
 func newRootCmd(f *Factory) *cobra.Command {

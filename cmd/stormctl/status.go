@@ -74,9 +74,6 @@ version, previous (the lever it superseded, if any), seconds_left, seen_by}]}.`,
 }
 
 func runStatus(ctx context.Context, f *Factory, now func() time.Time) error {
-	if _, err := f.Output(); err != nil {
-		return err
-	}
 	s, err := f.Store(ctx)
 	if err != nil {
 		return err
