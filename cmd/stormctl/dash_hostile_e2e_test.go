@@ -89,7 +89,9 @@ func TestDemoTimelineHostileTextInTmux(t *testing.T) {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	errFile := filepath.Join(dir, "demo.err")
-	env := []string{"STORMCTL_CONFIG=" + os.DevNull, "STORMCTL_ACTOR=e2e", "XDG_STATE_HOME=" + dir}
+	// The state directory apart from the binary: $XDG_STATE_HOME/stormctl
+	// is a directory the demo writes its report under.
+	env := []string{"STORMCTL_CONFIG=" + os.DevNull, "STORMCTL_ACTOR=e2e", "XDG_STATE_HOME=" + filepath.Join(dir, "state")}
 	s := &tmuxSession{t: t, socket: fmt.Sprintf("stormctl-demo-hostile-%d", os.Getpid())}
 	t.Cleanup(func() { _, _ = s.tmux("kill-server") })
 	// The pane outlives the demo, so that its last output can be read.
