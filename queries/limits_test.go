@@ -68,10 +68,6 @@ const (
 	vectorEnd  = `]}}`
 )
 
-// peakHeap is testenv.PeakHeap: the live heap's high-water mark while f
-// runs, and the CPU time it took.
-func peakHeap(t *testing.T, f func()) (uint64, time.Duration) { return testenv.PeakHeap(t, f) }
-
 func limitedClient(t *testing.T, url string, l config.PrometheusLimits) *Client {
 	t.Helper()
 	c, err := NewClient(config.Prometheus{URL: url, Limits: l}, noEnv)
@@ -93,7 +89,7 @@ func TestLimitSeriesMillion(t *testing.T) {
 		warns []string
 		err   error
 	)
-	peak, took := peakHeap(t, func() { v, warns, _, err = c.Query(context.Background(), "x", time.Time{}) })
+	peak, took := testenv.PeakHeap(t, func() { v, warns, _, err = c.Query(context.Background(), "x", time.Time{}) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +115,7 @@ func TestLimitHugeLabelValue(t *testing.T) {
 	defer srv.Close()
 	c := limitedClient(t, srv.URL, config.PrometheusLimits{})
 	var err error
-	peak, took := peakHeap(t, func() { _, _, _, err = c.Query(context.Background(), "x", time.Time{}) })
+	peak, took := testenv.PeakHeap(t, func() { _, _, _, err = c.Query(context.Background(), "x", time.Time{}) })
 	var le *LimitError
 	var se *ServerError
 	if !errors.As(err, &le) || !errors.As(err, &se) || le.Limit != "max-bytes" || le.Kept != 0 {
@@ -174,7 +170,7 @@ func TestLimitLabelValues(t *testing.T) {
 	if err != nil || len(ss) != 50 || len(warns) != 1 {
 		t.Fatalf("series: %d, %q, %v", len(ss), warns, err)
 	}
-	peak, _ := peakHeap(t, func() { vs, warns, _, err = c.API.LabelValues(ctx, "huge", nil, time.Time{}, time.Time{}) })
+	peak, _ := testenv.PeakHeap(t, func() { vs, warns, _, err = c.API.LabelValues(ctx, "huge", nil, time.Time{}, time.Time{}) })
 	if err != nil || len(vs) != 2 || len(warns) != 1 || !strings.Contains(warns[0], "max-bytes") {
 		t.Fatalf("huge label value: %d, %q, %v", len(vs), warns, err)
 	}
@@ -246,7 +242,7 @@ func TestLimitRefreshBudget(t *testing.T) {
 	for i := range 2 * DefaultConcurrency {
 		reqs = append(reqs, Request{Key: strconv.Itoa(i), Expr: "x" + strconv.Itoa(i)})
 	}
-	peak, took := peakHeap(t, func() {
+	peak, took := testenv.PeakHeap(t, func() {
 		for range 3 {
 			for _, res := range r.RunAll(context.Background(), reqs) {
 				if res.Err != nil || len(res.Series) != DefaultMaxSeries || CutWarning(res.Warnings) == "" {
