@@ -58,7 +58,7 @@ func BenchmarkCap50Routes(b *testing.B) {
 		report(b, lat)
 	})
 	b.Run("actuator", func(b *testing.B) {
-		r := f.start(nil, kube.Mapping{Services: map[string]kube.ServiceObjects{"checkout": {GatewayAPI: true}}}, "bench")
+		r := f.start(nil, kube.Mapping{Services: map[string]kube.ServiceObjects{"checkout": {GatewayAPI: true, GatewayAPIService: []string{"payments"}}}}, "bench")
 		r.ready(b)
 		rw := f.watchRoutes(b)
 		defer rw.w.Stop()

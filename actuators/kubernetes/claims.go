@@ -18,6 +18,7 @@ type claim struct {
 	lever *lever.Lever
 	edits []edit
 	keep  bool
+	note  string // the target's note
 }
 
 // objects holds the cached objects of each kind in the namespace.
@@ -55,7 +56,7 @@ func (m Mapping) claims(levers []lever.Lever, objs objects, served availability)
 				continue
 			}
 			index[key] = t.obj
-			byKey[key] = append(byKey[key], claim{lever: l, edits: edits})
+			byKey[key] = append(byKey[key], claim{lever: l, edits: edits, note: t.note})
 		}
 	}
 	return byKey, index, failures
@@ -75,9 +76,6 @@ func (m Mapping) targets(l *lever.Lever, objs objects, served availability) ([]t
 		if m.Meshed(service) {
 			kinds = append(kinds, VirtualServiceKind)
 		}
-		if m.GatewayRouted(service) {
-			kinds = append(kinds, HTTPRouteKind)
-		}
 	}
 	var out []target
 	var failures []failure
@@ -90,6 +88,10 @@ func (m Mapping) targets(l *lever.Lever, objs objects, served availability) ([]t
 			edits, err := editsFor(l, obj)
 			out = append(out, target{obj: obj, edits: edits, err: err})
 		}
+	}
+	if l.Kind == lever.Retries && m.GatewayRouted(service) {
+		t, f := m.gatewayAPITargets(l, objs, served)
+		out, failures = append(out, t...), append(failures, f...)
 	}
 	if l.Kind == lever.Retries && m.LinkerdRouted(service) {
 		t, f := m.linkerdTargets(l, objs, served)

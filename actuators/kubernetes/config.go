@@ -53,6 +53,13 @@ type ServiceObjects struct {
 	// GatewayAPI marks the service's retries as made by its Gateway API
 	// implementation: retries levers edit its HTTPRoutes, found by label.
 	GatewayAPI bool `yaml:"gatewayAPI"`
+	// GatewayAPIService names dependencies whose GAMMA producer routes
+	// (HTTPRoutes whose parentRef is that Service in the namespace) the
+	// service's retries levers change too, wherever they are found. Every
+	// caller of such a Service obeys them, so a producer route is refused
+	// unless its Service is named here; naming one marks the service as
+	// routed by Gateway API.
+	GatewayAPIService []string `yaml:"gatewayAPIService"`
 	// Linkerd marks the service's retries as made by its Linkerd proxy
 	// (2.16+): retries levers edit the retry.linkerd.io annotations of its
 	// routes (Gateway API HTTPRoutes and GRPCRoutes, Linkerd's own
@@ -128,6 +135,7 @@ func (m Mapping) validate() (string, error) {
 			field string
 			names []string
 		}{{"hpa", o.HPA}, {"scaledObject", o.ScaledObject}, {"virtualService", o.VirtualService}, {"httpRoute", o.HTTPRoute},
+			{"gatewayAPIService", o.GatewayAPIService},
 			{"linkerdRoute", o.LinkerdRoute}, {"linkerdService", o.LinkerdService}, {"backendTrafficPolicy", o.BackendTrafficPolicy}} {
 			for i, n := range kind.names {
 				if !dnsSubdomain(n) {
@@ -150,7 +158,7 @@ func (m Mapping) Meshed(service string) bool {
 // API implementation, through its HTTPRoutes.
 func (m Mapping) GatewayRouted(service string) bool {
 	o, ok := m.Services[service]
-	return ok && (o.GatewayAPI || len(o.HTTPRoute) > 0)
+	return ok && (o.GatewayAPI || len(o.HTTPRoute) > 0 || len(o.GatewayAPIService) > 0)
 }
 
 // LinkerdRouted says whether the service's retries are made by Linkerd.

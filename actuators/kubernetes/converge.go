@@ -37,7 +37,7 @@ type actuation struct {
 	member  string
 	action  string
 	changes []FieldChange
-	detail  string
+	detail  string // a conflict's fields; an application's note (whose calls the object carries)
 }
 
 // failure is a lever that could not be applied to an object.
@@ -121,7 +121,7 @@ func plan(obj *unstructured.Unstructured, claims []claim) (objectOutcome, map[st
 			return out, nil, err
 		}
 		if len(changes) > 0 {
-			out.applied = append(out.applied, actuation{lever: c.lever, member: member, action: c.lever.ActionID, changes: changes})
+			out.applied = append(out.applied, actuation{lever: c.lever, member: member, action: c.lever.ActionID, changes: changes, detail: c.note})
 		}
 		if len(conflicts) > 0 {
 			out.conflicts = append(out.conflicts, actuation{lever: c.lever, member: member, action: c.lever.ActionID, detail: describeConflicts(obj.Object, conflicts)})

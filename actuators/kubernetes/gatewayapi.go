@@ -1,7 +1,9 @@
 package kubernetes
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -12,15 +14,125 @@ import (
 )
 
 // HTTPRouteKind is the Gateway API route whose rules carry retry settings
-// (GEP-1731, `spec.rules[].retry`). GRPCRoute has no retry field yet
-// (Gateway API v1.6), so it is not a kind the actuator changes.
+// (GEP-1731, `spec.rules[].retry`). GRPCRoute has no retry field (Gateway
+// API v1.7.0, Standard and Experimental), so it is not a kind the actuator
+// changes.
 var HTTPRouteKind = schema.GroupVersionKind{Group: "gateway.networking.k8s.io", Version: "v1", Kind: "HTTPRoute"}
 
-// httpRouteEdits is what a retries lever does to one of the service's
-// HTTPRoutes: `retry.attempts` of every rule (S) or of every rule whose
-// backends are all the dependency (S->D). Gateway API counts retries, as
-// Istio does: "off" → 0, "cap:N" → N−1. A rule that splits traffic between
-// the dependency and other backends has one retry policy for all of them, so
+// gatewayAPITargets is what retries lever l does to the service's HTTPRoutes
+// (named, or by label) and to the producer routes of the Services it names
+// under gatewayAPIService. GAMMA tells who a route applies to by its
+// parentRef: a Service in another namespace makes a consumer route, which
+// applies to the callers in the route's namespace (the service's own calls);
+// a Service in the route's namespace makes a producer route, which applies to
+// every caller of that Service. Changing a producer route would widen the
+// lever to all of them, so it is refused unless the mapping names that
+// Service (the dependency, for S->D) under gatewayAPIService.
+func (m Mapping) gatewayAPITargets(l *lever.Lever, objs objects, served availability) ([]target, []failure) {
+	service, dep := lever.SplitTarget(l.Target)
+	routes, problem := m.selectObjects(service, HTTPRouteKind, objs[HTTPRouteKind], served)
+	var failures []failure
+	if problem != "" {
+		failures = append(failures, failure{lever: l, object: "httproute of " + service, msg: problem})
+	}
+	every := m.Services[service].GatewayAPIService
+	for _, name := range every {
+		if dep != "" && name != dep {
+			continue
+		}
+		what := "producer httproutes of service/" + name
+		if !served.ok(HTTPRouteKind) {
+			failures = append(failures, failure{lever: l, object: what, msg: served.why(HTTPRouteKind)})
+			continue
+		}
+		found := false
+		for _, r := range objs[HTTPRouteKind] {
+			if own, _ := serviceParents(r); slices.Contains(own, name) {
+				found = true
+				if !slices.Contains(routes, r) {
+					routes = append(routes, r)
+				}
+			}
+		}
+		if !found {
+			failures = append(failures, failure{lever: l, object: what,
+				msg: fmt.Sprintf("not found: no HTTPRoute in %s has service/%s as its parentRef (a producer route)", m.Namespace, name)})
+		}
+	}
+	var out []target
+	for _, r := range routes {
+		edits, err := httpRouteEdits(l, r)
+		if err == nil && len(edits) > 0 {
+			err = producerRefused(r, service, dep, every, l)
+		}
+		out = append(out, target{obj: r, edits: edits, err: err, note: routeRole(r)})
+	}
+	return out, failures
+}
+
+// routeRole says, for the journal, whose calls a GAMMA route carries
+// (empty for a gateway's route).
+func routeRole(r *unstructured.Unstructured) string {
+	own, other := serviceParents(r)
+	var parts []string
+	for _, p := range own {
+		parts = append(parts, "producer route of service/"+p+": every caller of "+p+" (gatewayAPIService)")
+	}
+	for _, p := range other {
+		ns, name, _ := strings.Cut(p, "/")
+		parts = append(parts, "consumer route of service/"+name+" in "+ns+": the callers in "+r.GetNamespace())
+	}
+	return strings.Join(parts, "; ")
+}
+
+// producerRefused says why a route may not be changed for the lever: it is
+// a producer route of a Service the mapping does not name for every caller
+// (for S->D: of any Service but D, or of D not named).
+func producerRefused(r *unstructured.Unstructured, service, dep string, every []string, l *lever.Lever) error {
+	own, _ := serviceParents(r)
+	for _, p := range own {
+		caller, remedy := service+"'s calls", "; name "+p+" under gatewayAPIService to change it for every caller"
+		switch {
+		case dep != "" && p != dep:
+			caller, remedy = service+"'s calls to "+dep, ""
+		case slices.Contains(every, p):
+			continue
+		}
+		return fmt.Errorf("%s is a producer route of service/%s (its parentRef is in the route's own namespace, %s), "+
+			"so its retry applies to every caller of %s, not only %s: no faithful mapping of %s %s in Gateway API%s",
+			objectName(r), p, r.GetNamespace(), p, caller, l.Target, l.Value, remedy)
+	}
+	return nil
+}
+
+// serviceParents sorts a route's GAMMA parentRefs (core Services): own
+// names those in the route's namespace (producer routes), other those in
+// another namespace (consumer routes), as namespace/name.
+func serviceParents(r *unstructured.Unstructured) (own, other []string) {
+	raw, _ := lookup(r.Object, "/spec/parentRefs")
+	refs, _ := raw.([]any)
+	for _, ref := range refs {
+		group, kind, name, ns := refOf(ref)
+		switch {
+		case group != "" && group != "core" || kind != "Service":
+			// a Gateway (or another kind of parent): not a GAMMA route
+		case ns == "" || ns == r.GetNamespace():
+			if !slices.Contains(own, name) {
+				own = append(own, name)
+			}
+		case !slices.Contains(other, ns+"/"+name):
+			other = append(other, ns+"/"+name)
+		}
+	}
+	return own, other
+}
+
+// httpRouteEdits is what a retries lever does to one HTTPRoute:
+// `retry.attempts` of every rule (S) or of every rule whose backends are all
+// the dependency (S->D): Service D in the route's namespace or, on a
+// consumer route of D, in D's. Gateway API counts retries, as Istio does:
+// "off" → 0, "cap:N" → N−1. A rule that splits traffic between the
+// dependency and other backends has one retry policy for all of them, so
 // changing it would change the calls to the others too: that is refused
 // rather than widened.
 func httpRouteEdits(l *lever.Lever, obj *unstructured.Unstructured) ([]edit, error) {
@@ -29,12 +141,19 @@ func httpRouteEdits(l *lever.Lever, obj *unstructured.Unstructured) ([]edit, err
 		return nil, err
 	}
 	_, dep := lever.SplitTarget(l.Target)
+	namespaces := []string{obj.GetNamespace()}
+	_, other := serviceParents(obj)
+	for _, p := range other {
+		if ns, name, _ := strings.Cut(p, "/"); name == dep {
+			namespaces = append(namespaces, ns)
+		}
+	}
 	raw, _ := lookup(obj.Object, "/spec/rules")
 	rules, _ := raw.([]any)
 	var edits []edit
 	for i, r := range rules {
 		if dep != "" {
-			to, others := backendsOf(r, dep, obj.GetNamespace())
+			to, others := backendsOf(r, dep, namespaces...)
 			if !to {
 				continue
 			}
@@ -51,26 +170,34 @@ func httpRouteEdits(l *lever.Lever, obj *unstructured.Unstructured) ([]edit, err
 }
 
 // backendsOf says whether a rule sends to dependency (a core Service of
-// that name in the route's namespace) and names its other backends.
-func backendsOf(rule any, dependency, namespace string) (bool, []string) {
+// that name in the route's namespace, the first of namespaces, or in any
+// other of them) and names its other backends.
+func backendsOf(rule any, dependency string, namespaces ...string) (bool, []string) {
 	raw, _ := lookup(map[string]any{"r": rule}, "/r/backendRefs")
 	refs, _ := raw.([]any)
 	to := false
 	var others []string
 	for _, ref := range refs {
-		m, _ := ref.(map[string]any)
-		group, _ := m["group"].(string)
-		kind, _ := m["kind"].(string)
-		name, _ := m["name"].(string)
-		ns, _ := m["namespace"].(string)
+		group, kind, name, explicit := refOf(ref)
 		isService := (group == "" || group == "core") && (kind == "" || kind == "Service")
-		if isService && name == dependency && (ns == "" || ns == namespace) {
+		if ns := cmp.Or(explicit, namespaces[0]); isService && name == dependency && slices.Contains(namespaces, ns) {
 			to = true
 			continue
 		}
-		others = append(others, backendName(kind, name, ns))
+		others = append(others, backendName(kind, name, explicit))
 	}
 	return to, others
+}
+
+// refOf reads a Gateway API reference (a parentRef or backendRef): its
+// group, kind, name and namespace, each "" when absent.
+func refOf(ref any) (group, kind, name, ns string) {
+	m, _ := ref.(map[string]any)
+	group, _ = m["group"].(string)
+	kind, _ = m["kind"].(string)
+	name, _ = m["name"].(string)
+	ns, _ = m["namespace"].(string)
+	return group, kind, name, ns
 }
 
 func backendName(kind, name, ns string) string {
@@ -84,14 +211,17 @@ func backendName(kind, name, ns string) string {
 	return s
 }
 
-// attemptsRefused words the API server refusing retry.attempts 0: Gateway
-// API v1.6 and later require attempts ≥ 1, so "off" and "cap:1" cannot be
-// said on such a route (leaving retry unset is the implementation's default,
-// often some retries, not none). Empty when err is something else.
+// attemptsRefused words the API server refusing retry.attempts 0: an
+// HTTPRoute CRD with `minimum: 1` on it (Gateway API v1.6's Experimental
+// channel; v1.5 and v1.7.0 Standard accept 0) cannot say "off" or "cap:1",
+// and leaving retry unset is the implementation's default, often some
+// retries, not none. The served schema decides, through the server's
+// answer, so no Gateway API version is assumed here. Empty when err is
+// something else.
 func attemptsRefused(obj *unstructured.Unstructured, err error) string {
 	if obj.GroupVersionKind() != HTTPRouteKind || !strings.Contains(err.Error(), "retry.attempts") {
 		return ""
 	}
-	return fmt.Sprintf("refused: the cluster's Gateway API CRD requires retry.attempts ≥ 1 (v1.6 and later), "+
+	return fmt.Sprintf("refused: the cluster's HTTPRoute CRD requires retry.attempts ≥ 1 (as Gateway API v1.6 Experimental does), "+
 		"so no retries (off, cap:1) has no faithful mapping on %s in %s; it is left as it was", objectName(obj), obj.GetNamespace())
 }

@@ -17,9 +17,11 @@ import (
 	"github.com/stormctl/stormctl/lever"
 )
 
-// checkoutRoute is a GAMMA consumer route of checkout (parentRef the
-// payments Service) with three rules: to payments with retries set, to
-// payments without, and to ledger.
+// checkoutRoute is a GAMMA producer route of payments (parentRef the
+// payments Service in the route's own namespace: every caller of payments
+// obeys it) labelled as checkout's, with three rules: to payments with
+// retries set, to payments without, and to ledger. A Gateway API mapping
+// changes it only with payments named under gatewayAPIService.
 func checkoutRoute(f *fixture, name string) *unstructured.Unstructured {
 	return f.object(`{"apiVersion":"gateway.networking.k8s.io/v1","kind":"HTTPRoute",
 	"metadata":{"name":"` + name + `","labels":{"app":"checkout"}},
@@ -49,7 +51,7 @@ func TestHTTPRouteRetriesCappedRefusedAndRestored(t *testing.T) {
 	"spec":{"parentRefs":[{"kind":"Service","name":"payments"}],"rules":[
 	 {"backendRefs":[{"name":"payments","port":8080,"weight":90},{"name":"ledger","port":8080,"weight":10}],"retry":{"attempts":3}}]}}`)
 	original := f.get(route)
-	m := kube.Mapping{Services: map[string]kube.ServiceObjects{"checkout": {GatewayAPI: true}}}
+	m := kube.Mapping{Services: map[string]kube.ServiceObjects{"checkout": {GatewayAPI: true, GatewayAPIService: []string{"payments"}}}}
 	f.start(nil, m, "g1")
 
 	f.apply(lever.Retries, "checkout->payments", "cap:2", 10*time.Minute)
@@ -104,42 +106,15 @@ func TestHTTPRouteRetriesCappedRefusedAndRestored(t *testing.T) {
 }
 
 // On a Gateway API release whose retry.attempts accepts 0 (v1.5.1, its own
-// API server): cap:2 → off (superseding) → release → release, each rule
-// exactly as it was at the end, absent retry absent again.
+// API server), on checkoutRoute, a producer route of payments, which the
+// mapping names for every caller: off is attempts 0, and everything is
+// restored exactly.
 func TestHTTPRouteRetriesOffOnGatewayAPIV15(t *testing.T) {
 	f := newFixtureOn(t, kubeenv.StartOwned(t, "testdata/crds-gateway-v1.5"))
 	route := checkoutRoute(f, "checkout-to-payments")
-	m := kube.Mapping{Services: map[string]kube.ServiceObjects{"checkout": {HTTPRoute: []string{"checkout-to-payments"}}}}
-	f.start(nil, m, "g15")
-	rules := func() string {
-		now := f.get(route)
-		return ruleRetry(now, 0) + " " + ruleRetry(now, 1) + " " + ruleRetry(now, 2)
-	}
-	f.apply(lever.Retries, "checkout->payments", "cap:2", 10*time.Minute)
-	eventually(t, "capped", func() (bool, string) {
-		got := rules()
-		return got == `{"attempts":1,"backoff":"100ms","codes":[503]} {"attempts":1} {"attempts":2}`, got
-	})
-	f.apply(lever.Retries, "checkout->payments", lever.ValueOff, 10*time.Minute)
-	eventually(t, "off", func() (bool, string) {
-		got := rules()
-		return got == `{"attempts":0,"backoff":"100ms","codes":[503]} {"attempts":0} {"attempts":2}`, got
-	})
-	f.release(lever.Retries, "checkout->payments")
-	eventually(t, "back to cap:2", func() (bool, string) {
-		got := rules()
-		return got == `{"attempts":1,"backoff":"100ms","codes":[503]} {"attempts":1} {"attempts":2}`, got
-	})
-	f.release(lever.Retries, "checkout->payments")
-	eventually(t, "restored", func() (bool, string) {
-		_, saved := f.get(route).GetAnnotations()[kube.SavedAnnotation]
-		got := rules()
-		return !saved && got == `{"attempts":3,"backoff":"100ms","codes":[503]} null {"attempts":2}`, got
-	})
-	applied := f.entries(journal.ActuationApplied)
-	if len(applied) == 0 || applied[0].Object != "httproute/checkout-to-payments in "+f.ns {
-		t.Errorf("journal: %s", js(applied))
-	}
+	m := kube.Mapping{Services: map[string]kube.ServiceObjects{"checkout": {
+		HTTPRoute: []string{"checkout-to-payments"}, GatewayAPIService: []string{"payments"}}}}
+	capOffReleaseRestored(t, f, route, m, "g15", "producer route of service/payments: every caller of payments (gatewayAPIService)")
 }
 
 // The printed RBAC lets the actuator's ServiceAccount cap and restore an
@@ -161,7 +136,7 @@ func TestPrintedRBACCoversHTTPRoutes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.start(sa.Config(), kube.Mapping{Services: map[string]kube.ServiceObjects{"checkout": {GatewayAPI: true}}}, "sa")
+	f.start(sa.Config(), kube.Mapping{Services: map[string]kube.ServiceObjects{"checkout": {GatewayAPI: true, GatewayAPIService: []string{"payments"}}}}, "sa")
 	f.apply(lever.Retries, "checkout->payments", "cap:3", 10*time.Minute)
 	eventually(t, "capped by the ServiceAccount", func() (bool, string) {
 		return ruleRetry(f.get(route), 1) == `{"attempts":2}`, js(f.entries(journal.ActuationFailed))
@@ -177,7 +152,7 @@ func TestPrintedRBACCoversHTTPRoutes(t *testing.T) {
 func TestHTTPRouteCapExpiredWhileStoppedRestored(t *testing.T) {
 	f := newFixture(t)
 	route := checkoutRoute(f, "checkout-to-payments")
-	m := kube.Mapping{Services: map[string]kube.ServiceObjects{"checkout": {GatewayAPI: true}}}
+	m := kube.Mapping{Services: map[string]kube.ServiceObjects{"checkout": {GatewayAPI: true, GatewayAPIService: []string{"payments"}}}}
 	first := f.start(nil, m, "e1")
 	first.ready(t) // the TTL counts from here, not from a slow start
 	l := f.apply(lever.Retries, "checkout->payments", "cap:2", 8*time.Second)

@@ -79,8 +79,6 @@ func editsFor(l *lever.Lever, obj *unstructured.Unstructured) ([]edit, error) {
 			edits = append(edits, edit{save: save, set: map[string]any{save + "/attempts": attempts}})
 		}
 		return edits, nil
-	case l.Kind == lever.Retries && gvk == HTTPRouteKind:
-		return httpRouteEdits(l, obj)
 	}
 	return nil, nil
 }

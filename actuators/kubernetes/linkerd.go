@@ -44,6 +44,7 @@ type target struct {
 	obj   *unstructured.Unstructured
 	edits []edit
 	err   error
+	note  string // whose calls the object carries, journaled with what is applied
 }
 
 // linkerdTargets is what retries lever l does to Linkerd's objects of
@@ -289,20 +290,8 @@ func profileEdits(sp *unstructured.Unstructured, retries int64, l *lever.Lever) 
 // parentServices names the Services a route attaches to (its GAMMA
 // parents), in the route's namespace.
 func parentServices(r *unstructured.Unstructured) []string {
-	raw, _ := lookup(r.Object, "/spec/parentRefs")
-	refs, _ := raw.([]any)
-	var out []string
-	for _, ref := range refs {
-		m, _ := ref.(map[string]any)
-		group, _ := m["group"].(string)
-		kind, _ := m["kind"].(string)
-		name, _ := m["name"].(string)
-		ns, _ := m["namespace"].(string)
-		if (group == "" || group == "core") && kind == "Service" && (ns == "" || ns == r.GetNamespace()) && !slices.Contains(out, name) {
-			out = append(out, name)
-		}
-	}
-	return out
+	own, _ := serviceParents(r)
+	return own
 }
 
 func find(all []*unstructured.Unstructured, name string) *unstructured.Unstructured {

@@ -68,7 +68,7 @@ func (a *Actuator) record(ctx context.Context, levers []lever.Lever, acted map[s
 	now := map[string]bool{}
 	for _, o := range rep.outcomes {
 		for _, x := range o.applied {
-			a.journal(ctx, journal.ActuationApplied, x.lever, x.member, x.action, o.object, x.changes, "", "")
+			a.journal(ctx, journal.ActuationApplied, x.lever, x.member, x.action, o.object, x.changes, x.detail, "")
 		}
 		for _, x := range o.restored {
 			a.journal(ctx, journal.ActuationRestored, x.lever, x.member, x.action, o.object, x.changes, "", "")
