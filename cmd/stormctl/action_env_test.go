@@ -44,25 +44,22 @@ contexts:
 	}}
 }
 
-// run runs stormctl as actor, with stdin and a terminal when in is not "".
-func (e *actionEnv) run(actor, in string, args ...string) (string, string, int) {
+// run runs stormctl as actor, with no terminal, and returns its stdout,
+// stderr and exit code.
+func (e *actionEnv) run(actor string, args ...string) (string, string, int) {
 	e.t.Helper()
 	for k, v := range e.env {
 		e.t.Setenv(k, v)
 	}
 	e.t.Setenv("STORMCTL_ACTOR", actor)
-	io, stdin, out, errOut := iostreams.Test()
-	if in != "" {
-		stdin.WriteString(in)
-		io.SetTTY(true, false)
-	}
+	io, _, out, errOut := iostreams.Test()
 	code := Main(args, io)
 	return out.String(), errOut.String(), code
 }
 
 func (e *actionEnv) expect(code int, actor string, args ...string) (map[string]any, string) {
 	e.t.Helper()
-	out, errOut, got := e.run(actor, "", args...)
+	out, errOut, got := e.run(actor, args...)
 	if got != code {
 		e.t.Fatalf("stormctl %s: exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), got, code, out, errOut)
 	}
@@ -80,7 +77,7 @@ var applyArgs = []string{"--ttl", "10m", "--reason", "amplification 4x", "--yes"
 // journalEntries reads the whole journal through `journal tail -o json`.
 func (e *actionEnv) journalEntries() []journal.Entry {
 	e.t.Helper()
-	out, errOut, code := e.run("alice", "", "journal", "tail", "-n", "1000", "-o", "json")
+	out, errOut, code := e.run("alice", "journal", "tail", "-n", "1000", "-o", "json")
 	if code != 0 {
 		e.t.Fatalf("journal tail: exit %d: %s", code, errOut)
 	}

@@ -31,7 +31,7 @@ func newPerPersonEnv(t *testing.T, users map[string]string) *perPersonEnv {
 	t.Cleanup(func() { admin.Close() })
 	for actor, role := range users {
 		e.env["PW"] = actor + "-pw"
-		out, errOut, code := e.run("alice", "", "acl", "print", "--role", role, "--actor", actor, "--password-env", "PW", "-o", "json")
+		out, errOut, code := e.run("alice", "acl", "print", "--role", role, "--actor", actor, "--password-env", "PW", "-o", "json")
 		var printed []aclUser
 		if code != 0 || json.Unmarshal([]byte(out), &printed) != nil || len(printed) != 1 {
 			t.Fatalf("acl print --role %s --actor %s: exit %d\n%s%s", role, actor, code, out, errOut)
@@ -173,7 +173,7 @@ func TestACLPrintUsersCoverEveryCommandPath(t *testing.T) {
 func (p *perPersonEnv) actionList() []map[string]any {
 	p.t.Helper()
 	p.env["STORMCTL_REDIS_URL"] = p.base.String()
-	out, errOut, code := p.run("alice", "", "action", "list", "--all", "-o", "json")
+	out, errOut, code := p.run("alice", "action", "list", "--all", "-o", "json")
 	var list []map[string]any
 	if code != 0 || json.Unmarshal([]byte(out), &list) != nil {
 		p.t.Fatalf("action list: %d %s %s", code, out, errOut)

@@ -23,7 +23,7 @@ func TestHugeTargetEchoedOnceTruncated(t *testing.T) {
 		{"action", "apply", "retries", "checkout->payments", huge},
 		{"action", "apply", huge, "checkout", "off"},
 	} {
-		out, errOut, code := e.run("alice", "", append(args, applyArgs...)...)
+		out, errOut, code := e.run("alice", append(args, applyArgs...)...)
 		if code != exit.Refused && code != exit.Usage {
 			t.Fatalf("exit %d: %.300s", code, errOut)
 		}

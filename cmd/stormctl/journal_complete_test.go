@@ -23,13 +23,13 @@ func TestWipedJournalFailsVerify(t *testing.T) {
 	e := newActionEnv(t)
 	e.env["SSH_AUTH_SOCK"] = ""
 	for _, target := range []string{"checkout->payments", "checkout"} {
-		if _, errOut, code := e.run("alice", "", append([]string{"retries", "off", target}, applyArgs...)...); code != 0 {
+		if _, errOut, code := e.run("alice", append([]string{"retries", "off", target}, applyArgs...)...); code != 0 {
 			t.Fatal(errOut)
 		}
 	}
 	// No signing key: the checkpoint is written, unsigned and marked so.
 	cpFile := filepath.Join(t.TempDir(), "cp.json")
-	_, errOut, code := e.run("alice", "", "journal", "checkpoint", "--out", cpFile)
+	_, errOut, code := e.run("alice", "journal", "checkpoint", "--out", cpFile)
 	if code != 0 || !strings.Contains(errOut, "unsigned checkpoint of 2 entries") {
 		t.Fatalf("checkpoint: %d %s", code, errOut)
 	}
@@ -38,7 +38,7 @@ func TestWipedJournalFailsVerify(t *testing.T) {
 	if err := json.Unmarshal(data, &cp); err != nil || !cp.Unsigned || cp.Signature != "" || cp.Count != 2 {
 		t.Fatalf("%v %s", err, data)
 	}
-	if out, errOut, code := e.run("carol", "", "journal", "verify"); code != 0 || !strings.Contains(out, "journal verified: 2 entries") {
+	if out, errOut, code := e.run("carol", "journal", "verify"); code != 0 || !strings.Contains(out, "journal verified: 2 entries") {
 		t.Fatalf("verify: %d %s %s", code, out, errOut)
 	}
 
@@ -51,16 +51,16 @@ func TestWipedJournalFailsVerify(t *testing.T) {
 	}
 
 	t.Run("with a checkpoint", func(t *testing.T) {
-		_, errOut, code := e.run("carol", "", "journal", "verify", "--no-local-mark", "--checkpoint", cpFile)
+		_, errOut, code := e.run("carol", "journal", "verify", "--no-local-mark", "--checkpoint", cpFile)
 		if code != exit.CheckFailed || !strings.Contains(errOut, "recorded 2 entries, the journal has 0: entries were cut from its end") {
 			t.Fatalf("%d %s", code, errOut)
 		}
-		if _, errOut, code := e.run("carol", "", "journal", "verify", "--no-local-mark"); code != 0 {
+		if _, errOut, code := e.run("carol", "journal", "verify", "--no-local-mark"); code != 0 {
 			t.Fatalf("nothing to hold it to: %d %s", code, errOut)
 		}
 	})
 	t.Run("with the local high-water mark", func(t *testing.T) {
-		out, errOut, code := e.run("carol", "", "journal", "verify")
+		out, errOut, code := e.run("carol", "journal", "verify")
 		if code != exit.CheckFailed || !strings.Contains(errOut, "local high-water mark") || !strings.Contains(errOut, "recorded 2 entries, the journal has 0") ||
 			!strings.Contains(out, "FAILED") {
 			t.Fatalf("%d %s %s", code, out, errOut)
@@ -75,11 +75,11 @@ func TestStatusReportsLoss(t *testing.T) {
 	ctx := context.Background()
 	e := newActionEnv(t)
 	for _, target := range []string{"checkout->payments", "checkout"} {
-		if _, errOut, code := e.run("alice", "", append([]string{"retries", "off", target}, applyArgs...)...); code != 0 {
+		if _, errOut, code := e.run("alice", append([]string{"retries", "off", target}, applyArgs...)...); code != 0 {
 			t.Fatal(errOut)
 		}
 	}
-	_, errOut, code := e.run("alice", "", "status")
+	_, errOut, code := e.run("alice", "status")
 	if code != 0 || strings.Contains(errOut, "LOST") || !strings.Contains(errOut, "replication: master, replicas: 0") {
 		t.Fatalf("%d %s", code, errOut)
 	}
@@ -89,7 +89,7 @@ func TestStatusReportsLoss(t *testing.T) {
 	k := controlplane.NewKeys("cli")
 	c.Del(ctx, k.Journal(), k.JournalHead(), k.Lever("retries", "checkout"), k.Index())
 	for range 2 {
-		out, errOut, code := e.run("carol", "", "status", "-o", "json")
+		out, errOut, code := e.run("carol", "status", "-o", "json")
 		var st struct {
 			Loss *statusLoss `json:"loss"`
 		}

@@ -67,7 +67,7 @@ func newSignedEnv(t *testing.T) *signedEnv {
 func (e *signedEnv) as(actor, key string, args ...string) (string, string, int) {
 	e.t.Helper()
 	e.env["STORMCTL_SIGNING_KEY"] = e.keys[key]
-	return e.run(actor, "", args...)
+	return e.run(actor, args...)
 }
 
 func TestSignedJournalCLI(t *testing.T) {

@@ -74,7 +74,7 @@ func TestJournalSyncRestoresThroughTheGuards(t *testing.T) {
 
 	// The promoted replica has no replica of its own: the restores are
 	// made and said to be unreplicated.
-	out, errOut, code := e.run("carol", "", "journal", "sync", "-o", "json")
+	out, errOut, code := e.run("carol", "journal", "sync", "-o", "json")
 	if code != exit.Unreplicated {
 		t.Fatalf("journal sync: exit %d\n%s%s", code, out, errOut)
 	}
@@ -141,7 +141,7 @@ func TestJournalSyncRestoresThroughTheGuards(t *testing.T) {
 	}
 
 	// Again: only the refusal is tried (and refused) again; nothing doubles.
-	out, errOut, code = e.run("carol", "", "journal", "sync", "-o", "json")
+	out, errOut, code = e.run("carol", "journal", "sync", "-o", "json")
 	res = journalSyncResult{}
 	if code != exit.OK || json.Unmarshal([]byte(out), &res) != nil || len(res.Lost) != 1 || res.Lost[0].Kind != "breaker" || res.Lost[0].Outcome != actions.RestoreRefused {
 		t.Fatalf("second sync: exit %d\n%s%s", code, out, errOut)

@@ -61,7 +61,7 @@ func TestJSONOutputIncludesRefusals(t *testing.T) {
 	e := newActionEnv(t)
 	doc := func(code int, args ...string) map[string]any {
 		t.Helper()
-		out, errOut, got := e.run("alice", "", append(args, "-o", "json")...)
+		out, errOut, got := e.run("alice", append(args, "-o", "json")...)
 		if got != code {
 			t.Fatalf("stormctl %s: exit %d, want %d\n%s", strings.Join(args, " "), got, code, errOut)
 		}

@@ -20,7 +20,7 @@ func TestShortcutForms(t *testing.T) {
 		{[]string{"retries", "2", "checkout->payments"}, "`stormctl retries TARGET off|cap:N`"},
 		{[]string{"action", "apply", "retries", "off", "checkout->payments"}, "`stormctl action apply KIND TARGET VALUE`, e.g. stormctl action apply retries checkout->payments off"},
 	} {
-		out, msg, code := e.run("alice", "", append(c.args, applyArgs...)...)
+		out, msg, code := e.run("alice", append(c.args, applyArgs...)...)
 		if code != exit.Usage || !strings.Contains(msg, "arguments out of order: the form is "+c.form) || out != "" {
 			t.Errorf("%v: exit %d: %s", c.args, code, msg)
 		}
@@ -57,7 +57,7 @@ func TestRedirectSplitTargetHint(t *testing.T) {
 func TestPlaybookValidateRefusesTTLAboveMaximum(t *testing.T) {
 	e := newActionEnv(t)
 	path := "../../playbooks/testdata/broken/ttl-too-long.yaml"
-	out, msg, code := e.run("alice", "", "playbook", "validate", path)
+	out, msg, code := e.run("alice", "playbook", "validate", path)
 	if code != exit.Usage || !strings.Contains(msg, path+":11:10: ttl 1h0m0s exceeds the maximum 15m0s for breaker levers") || out != "" {
 		t.Fatalf("exit %d: %s %s", code, out, msg)
 	}
