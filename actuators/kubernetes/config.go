@@ -63,15 +63,19 @@ type ServiceObjects struct {
 	// Linkerd marks the service's retries as made by its Linkerd proxy
 	// (2.16+): retries levers edit the retry.linkerd.io annotations of its
 	// routes (Gateway API HTTPRoutes and GRPCRoutes, Linkerd's own
-	// HTTPRoutes), found by label.
+	// HTTPRoutes), found by label: its GAMMA consumer routes (parent
+	// Service in another namespace); a producer route (parent in the
+	// route's own) is refused unless its Service is named under
+	// LinkerdService.
 	Linkerd bool `yaml:"linkerd"`
 	// LinkerdRoute names those routes instead (any of the three kinds);
 	// naming one marks the service as Linkerd's.
 	LinkerdRoute []string `yaml:"linkerdRoute"`
 	// LinkerdService names dependencies whose Service annotations (or
-	// ServiceProfile, where one exists) carry the service's calls. Every
-	// caller of such a Service obeys them, so name one only where the
-	// service's calls are the ones to change.
+	// ServiceProfile, where one exists) and producer routes (found by
+	// their parent) carry the service's calls. Every caller of such a
+	// Service obeys them, so name one only where the change is meant for
+	// every caller.
 	LinkerdService []string `yaml:"linkerdService"`
 	// EnvoyGateway marks the service's retries as made by Envoy Gateway:
 	// retries levers edit its BackendTrafficPolicies, found by label.

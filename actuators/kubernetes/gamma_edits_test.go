@@ -75,27 +75,39 @@ func TestGatewayAPITargetsConsumerProducer(t *testing.T) {
 	} {
 		m := Mapping{Namespace: "shop", Services: map[string]ServiceObjects{"checkout": {GatewayAPI: true, GatewayAPIService: tc.every}}}
 		targets, failures := m.gatewayAPITargets(&lever.Lever{Kind: lever.Retries, Target: tc.target, Value: tc.value}, objs, served)
-		var got []string
-		for _, tg := range targets {
-			if tg.err != nil {
-				got = append(got, tg.obj.GetName()+"! "+tg.err.Error())
-				continue
-			}
-			var ptrs []string
-			for _, e := range tg.edits {
-				ptrs = append(ptrs, e.save)
-			}
-			got = append(got, tg.obj.GetName()+": "+strings.Join(ptrs, " "))
-		}
-		for _, f := range failures {
-			got = append(got, "- "+f.msg)
-		}
-		if len(got) != len(tc.want) || slices.ContainsFunc(tc.want, func(w string) bool {
-			return !slices.ContainsFunc(got, func(g string) bool { return matches(g, w) })
-		}) {
+		if got := targetLines(targets, failures); !matchAll(got, tc.want) {
 			t.Errorf("%s %s, gatewayAPIService %v:\n got  %q\n want %q", tc.target, tc.value, tc.every, got, tc.want)
 		}
 	}
+}
+
+// targetLines words targets and failures for matchAll: "name: pointers"
+// (the edits' saved pointers), "name! error", "- failure".
+func targetLines(targets []target, failures []failure) []string {
+	var got []string
+	for _, tg := range targets {
+		if tg.err != nil {
+			got = append(got, tg.obj.GetName()+"! "+tg.err.Error())
+			continue
+		}
+		var ptrs []string
+		for _, e := range tg.edits {
+			ptrs = append(ptrs, e.save)
+		}
+		got = append(got, tg.obj.GetName()+": "+strings.Join(ptrs, " "))
+	}
+	for _, f := range failures {
+		got = append(got, "- "+f.msg)
+	}
+	return got
+}
+
+// matchAll says whether got has one line matching each of want, and no
+// more.
+func matchAll(got, want []string) bool {
+	return len(got) == len(want) && !slices.ContainsFunc(want, func(w string) bool {
+		return !slices.ContainsFunc(got, func(g string) bool { return matches(g, w) })
+	})
 }
 
 // matches says whether got is what want says: "name! fragment" an error of

@@ -45,16 +45,9 @@ func (m Mapping) gatewayAPITargets(l *lever.Lever, objs objects, served availabi
 			failures = append(failures, failure{lever: l, object: what, msg: served.why(HTTPRouteKind)})
 			continue
 		}
-		found := false
-		for _, r := range objs[HTTPRouteKind] {
-			if own, _ := serviceParents(r); slices.Contains(own, name) {
-				found = true
-				if !slices.Contains(routes, r) {
-					routes = append(routes, r)
-				}
-			}
-		}
-		if !found {
+		producers := producerRoutes(name, objs[HTTPRouteKind])
+		routes = appendNew(routes, producers...)
+		if len(producers) == 0 {
 			failures = append(failures, failure{lever: l, object: what,
 				msg: fmt.Sprintf("not found: no HTTPRoute in %s has service/%s as its parentRef (a producer route)", m.Namespace, name)})
 		}
@@ -63,20 +56,52 @@ func (m Mapping) gatewayAPITargets(l *lever.Lever, objs objects, served availabi
 	for _, r := range routes {
 		edits, err := httpRouteEdits(l, r)
 		if err == nil && len(edits) > 0 {
-			err = producerRefused(r, service, dep, every, l)
+			err = producerRefused(r, service, dep, every, l, gatewayAPIGAMMA)
 		}
-		out = append(out, target{obj: r, edits: edits, err: err, note: routeRole(r)})
+		out = append(out, target{obj: r, edits: edits, err: err, note: routeRole(r, gatewayAPIGAMMA)})
 	}
 	return out, failures
 }
 
+// gammaSystem is how a system that reads GAMMA routes is worded where its
+// producer routes are refused or journaled: its name, what of a route
+// applies, and the mapping field that opts a Service's producer routes in.
+type gammaSystem struct{ name, setting, optIn string }
+
+var (
+	gatewayAPIGAMMA = gammaSystem{name: "Gateway API", setting: "its retry applies", optIn: "gatewayAPIService"}
+	linkerdGAMMA    = gammaSystem{name: "Linkerd", setting: "its retry annotations apply", optIn: "linkerdService"}
+)
+
+// producerRoutes are the routes among all whose parentRef is Service name
+// in the route's own namespace.
+func producerRoutes(name string, all []*unstructured.Unstructured) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, r := range all {
+		if own, _ := serviceParents(r); slices.Contains(own, name) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// appendNew appends to routes those of more it does not hold yet.
+func appendNew(routes []*unstructured.Unstructured, more ...*unstructured.Unstructured) []*unstructured.Unstructured {
+	for _, r := range more {
+		if !slices.Contains(routes, r) {
+			routes = append(routes, r)
+		}
+	}
+	return routes
+}
+
 // routeRole says, for the journal, whose calls a GAMMA route carries
 // (empty for a gateway's route).
-func routeRole(r *unstructured.Unstructured) string {
+func routeRole(r *unstructured.Unstructured, sys gammaSystem) string {
 	own, other := serviceParents(r)
 	var parts []string
 	for _, p := range own {
-		parts = append(parts, "producer route of service/"+p+": every caller of "+p+" (gatewayAPIService)")
+		parts = append(parts, "producer route of service/"+p+": every caller of "+p+" ("+sys.optIn+")")
 	}
 	for _, p := range other {
 		ns, name, _ := strings.Cut(p, "/")
@@ -88,10 +113,10 @@ func routeRole(r *unstructured.Unstructured) string {
 // producerRefused says why a route may not be changed for the lever: it is
 // a producer route of a Service the mapping does not name for every caller
 // (for S->D: of any Service but D, or of D not named).
-func producerRefused(r *unstructured.Unstructured, service, dep string, every []string, l *lever.Lever) error {
+func producerRefused(r *unstructured.Unstructured, service, dep string, every []string, l *lever.Lever, sys gammaSystem) error {
 	own, _ := serviceParents(r)
 	for _, p := range own {
-		caller, remedy := service+"'s calls", "; name "+p+" under gatewayAPIService to change it for every caller"
+		caller, remedy := service+"'s calls", "; name "+p+" under "+sys.optIn+" to change it for every caller"
 		switch {
 		case dep != "" && p != dep:
 			caller, remedy = service+"'s calls to "+dep, ""
@@ -99,8 +124,8 @@ func producerRefused(r *unstructured.Unstructured, service, dep string, every []
 			continue
 		}
 		return fmt.Errorf("%s is a producer route of service/%s (its parentRef is in the route's own namespace, %s), "+
-			"so its retry applies to every caller of %s, not only %s: no faithful mapping of %s %s in Gateway API%s",
-			objectName(r), p, r.GetNamespace(), p, caller, l.Target, l.Value, remedy)
+			"so %s to every caller of %s, not only %s: no faithful mapping of %s %s in %s%s",
+			objectName(r), p, r.GetNamespace(), sys.setting, p, caller, l.Target, l.Value, sys.name, remedy)
 	}
 	return nil
 }

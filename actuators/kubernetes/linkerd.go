@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -49,8 +50,13 @@ type target struct {
 
 // linkerdTargets is what retries lever l does to Linkerd's objects of
 // service: its routes to the dependency (every route for a service-wide
-// lever) and the Services it names under linkerdService, or their
-// ServiceProfiles where they exist.
+// lever), the Services it names under linkerdService, or their
+// ServiceProfiles where they exist, and those Services' producer routes.
+// Linkerd reads GAMMA routes as Gateway API does (see gatewayAPITargets): a
+// consumer route (parent Service in another namespace) applies to the
+// callers in the route's namespace, a producer route (parent in its own) to
+// every caller of its Service, so a producer route is refused unless its
+// Service is named under linkerdService.
 func (m Mapping) linkerdTargets(l *lever.Lever, objs objects, served availability) ([]target, []failure) {
 	service, dep := lever.SplitTarget(l.Target)
 	retries, err := istioAttempts(l.Value)
@@ -60,11 +66,18 @@ func (m Mapping) linkerdTargets(l *lever.Lever, objs objects, served availabilit
 	var out []target
 	var failures []failure
 	direct := map[string]bool{} // Services this lever changes itself
-	for _, name := range m.Services[service].LinkerdService {
+	every := m.Services[service].LinkerdService
+	routes, problems := m.linkerdRoutes(service, objs, served)
+	for _, name := range every {
 		if dep != "" && name != dep {
 			continue
 		}
-		if sp := m.serviceProfile(objs, name); sp != nil {
+		for _, gvk := range linkerdRouteKinds {
+			if served.ok(gvk) {
+				routes = appendNew(routes, producerRoutes(name, objs[gvk])...)
+			}
+		}
+		if sp := m.serviceProfile(objs, name, m.Namespace); sp != nil {
 			edits, err := profileEdits(sp, retries, l)
 			out = append(out, target{obj: sp, edits: edits, err: err})
 			continue
@@ -87,35 +100,63 @@ func (m Mapping) linkerdTargets(l *lever.Lever, objs objects, served availabilit
 		direct[name] = true
 		out = append(out, target{obj: svc, edits: linkerdServiceEdits(svc, retries)})
 	}
-	routes, problems := m.linkerdRoutes(service, objs, served)
 	for _, p := range problems {
 		failures = append(failures, failure{lever: l, object: "linkerd routes of " + service, msg: p})
 	}
 	for _, r := range routes {
-		parents := parentServices(r)
-		if len(parents) == 0 || dep != "" && !slices.Contains(parents, dep) {
+		own, other := serviceParents(r)
+		parents := slices.Concat(own, other)
+		if len(parents) == 0 || dep != "" && !slices.ContainsFunc(parents, func(p string) bool { return parentName(p) == dep }) {
 			continue // not a mesh route (Linkerd reads those only), or not to dep
 		}
-		t := target{obj: r}
-		p := parents[0]
-		sp := m.serviceProfile(objs, p)
+		t := target{obj: r, note: routeRole(r, linkerdGAMMA)}
+		p, ns := parentName(parents[0]), cmp.Or(parentNamespace(parents[0]), m.Namespace)
+		sp := m.serviceProfile(objs, p, ns)
 		switch {
 		case len(parents) > 1:
 			t.err = fmt.Errorf("%s is a route of the Services %s, and its retry annotations apply to all of them: "+
 				"no faithful mapping of %s %s in Linkerd; give each Service its own route", objectName(r), strings.Join(parents, ", "), l.Target, l.Value)
+		case sp != nil && len(own) > 0 && slices.Contains(every, p):
+			continue // Linkerd reads the profile, which this lever changes, not the route
 		case sp != nil:
-			t.err = fmt.Errorf("%s: Service %s has %s, and Linkerd then ignores the retry annotations of its routes: "+
-				"name %s under linkerdService to change the profile", objectName(r), p, objectName(sp), p)
+			who, remedy := p, ": name "+p+" under linkerdService to change the profile"
+			if len(own) == 0 {
+				who, remedy = p+" in "+ns, ", for the callers in "+r.GetNamespace()+": no faithful mapping of "+l.Target+" "+l.Value+" on the route"
+			}
+			t.err = fmt.Errorf("%s: Service %s has %s, and Linkerd then ignores the retry annotations of its routes%s",
+				objectName(r), who, objectName(sp), remedy)
+		case len(own) == 0:
+			// The consumer route's Service is in another namespace, which
+			// the actuator does not read (its Role is in its own).
+			t.edits, t.err = linkerdRouteEdits(r, nil, "service/"+p+" in "+ns, retries, l)
 		default:
 			var inherited map[string]string
 			if svc := find(objs[ServiceKind], p); svc != nil && !(direct[p] && retries == 0) {
 				inherited = originalAnnotations(svc)
 			}
-			t.edits, t.err = linkerdRouteEdits(r, inherited, retries, l)
+			t.edits, t.err = linkerdRouteEdits(r, inherited, "", retries, l)
+			if t.err == nil && len(t.edits) > 0 {
+				t.err = producerRefused(r, service, dep, every, l, linkerdGAMMA)
+			}
 		}
 		out = append(out, t)
 	}
 	return out, failures
+}
+
+// parentName and parentNamespace split a parent from serviceParents: a
+// name (in the route's namespace) or namespace/name.
+func parentName(p string) string {
+	_, name, _ := strings.Cut(p, "/")
+	return cmp.Or(name, p)
+}
+
+func parentNamespace(p string) string {
+	ns, _, found := strings.Cut(p, "/")
+	if !found {
+		return ""
+	}
+	return ns
 }
 
 // linkerdRoutes finds the service's routes: by name across the three route
@@ -152,13 +193,15 @@ func (m Mapping) linkerdRoutes(service string, objs objects, served availability
 	return out, nil
 }
 
-// serviceProfile is the ServiceProfile Linkerd uses for Service name, if any.
-func (m Mapping) serviceProfile(objs objects, name string) *unstructured.Unstructured {
+// serviceProfile is the ServiceProfile Linkerd uses for Service name in
+// namespace ns, if the actuator's namespace holds one: the Service's own,
+// or, for a Service of another namespace, its callers' there.
+func (m Mapping) serviceProfile(objs objects, name, ns string) *unstructured.Unstructured {
 	domain := m.ClusterDomain
 	if domain == "" {
 		domain = "cluster.local"
 	}
-	return find(objs[ServiceProfileKind], name+"."+m.Namespace+".svc."+domain)
+	return find(objs[ServiceProfileKind], name+"."+ns+".svc."+domain)
 }
 
 // linkerdServiceEdits: off removes every retry annotation of the Service;
@@ -172,7 +215,10 @@ func linkerdServiceEdits(svc *unstructured.Unstructured, retries int64) []edit {
 // like a Service. One without inherits its Service's: cap:N copies them onto
 // the route with limit N−1; off cannot be said on the route then (no
 // annotation means "as the Service", and limit 0 means 1), so it is refused.
-func linkerdRouteEdits(r *unstructured.Unstructured, inherited map[string]string, retries int64, l *lever.Lever) ([]edit, error) {
+// unread names the Service when the actuator cannot read it (a consumer
+// route's, in another namespace): what the route would inherit is unknown,
+// so off and a cap on a route without annotations of its own are refused.
+func linkerdRouteEdits(r *unstructured.Unstructured, inherited map[string]string, unread string, retries int64, l *lever.Lever) ([]edit, error) {
 	cond := linkerdHTTP
 	if r.GroupVersionKind() == GRPCRouteKind {
 		cond = linkerdGRPC
@@ -180,6 +226,14 @@ func linkerdRouteEdits(r *unstructured.Unstructured, inherited map[string]string
 	own := retryAnnotations(originalAnnotations(r), cond, linkerdLimit, linkerdTimeout)
 	from := retryAnnotations(inherited, cond, linkerdLimit, linkerdTimeout)
 	switch {
+	case unread != "" && retries == 0:
+		return nil, fmt.Errorf("no \"no retries\" in Linkerd for %s, a consumer route of %s: without annotations of its own "+
+			"it takes that Service's, which the actuator cannot read from %s, and limit 0 means 1: no faithful mapping of %s %s",
+			objectName(r), unread, r.GetNamespace(), l.Target, l.Value)
+	case unread != "" && len(own) == 0:
+		return nil, fmt.Errorf("%s has no retry annotations of its own, so it takes those of %s, which the actuator cannot read "+
+			"from %s: no faithful mapping of %s %s in Linkerd; give the route retry annotations of its own",
+			objectName(r), unread, r.GetNamespace(), l.Target, l.Value)
 	case retries == 0 && len(from) > 0:
 		return nil, fmt.Errorf("no \"no retries\" in Linkerd for a route whose Service retries: without annotations %s "+
 			"takes the Service's retries (%s), and limit 0 means 1: no faithful mapping of %s %s; "+
@@ -285,13 +339,6 @@ func profileEdits(sp *unstructured.Unstructured, retries int64, l *lever.Lever) 
 		}
 	}
 	return edits, nil
-}
-
-// parentServices names the Services a route attaches to (its GAMMA
-// parents), in the route's namespace.
-func parentServices(r *unstructured.Unstructured) []string {
-	own, _ := serviceParents(r)
-	return own
 }
 
 func find(all []*unstructured.Unstructured, name string) *unstructured.Unstructured {

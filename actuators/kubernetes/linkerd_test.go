@@ -132,17 +132,20 @@ func TestLinkerdServiceProfileOffRestored(t *testing.T) {
 	}
 }
 
-// Routes win over their Service. A consumer route of checkout with its own
-// annotations (a Gateway API HTTPRoute with three rules) and a GRPCRoute
-// without any, inheriting its Service's: cap:2 sets the first's limit and
-// copies the Service's retries onto the second with limit 1; off removes
-// the first's and is refused on the second (no annotation would mean the
-// Service's retries); release restores both exactly. A route whose Service
-// has a ServiceProfile is refused: Linkerd ignores its annotations.
+// Routes win over their Service. checkout's routes are producer routes
+// (their parent Services are in their own namespace). One of payments, with
+// annotations of its own (a Gateway API HTTPRoute with three rules), is
+// changed because payments is named under linkerdService: cap:2 sets its
+// limit, off removes them, release restores them exactly, and the Gateway
+// API retry is never touched. A GRPCRoute of ledger without annotations,
+// inheriting its Service's, is not named: cap:2 (which would copy them onto
+// it) is refused as a producer route, off as before (no annotation would mean
+// the Service's retries), and it is never changed. A route whose Service has
+// a ServiceProfile is refused: Linkerd ignores its annotations.
 func TestLinkerdRoutesCapOffRestored(t *testing.T) {
 	f := newFixture(t)
 	f.service("payments", `{}`)
-	f.service("ledger", `{"retry.linkerd.io/grpc":"unavailable","retry.linkerd.io/limit":"4"}`)
+	ledger := f.service("ledger", `{"retry.linkerd.io/grpc":"unavailable","retry.linkerd.io/limit":"4"}`)
 	f.service("inventory", `{}`)
 	f.object(`{"apiVersion":"linkerd.io/v1alpha2","kind":"ServiceProfile","metadata":{"name":"inventory.` + f.ns + `.svc.cluster.local"},
 	"spec":{"routes":[{"name":"GET /items","condition":{"method":"GET","pathRegex":"/items"},"isRetryable":true}]}}`)
@@ -156,28 +159,37 @@ func TestLinkerdRoutesCapOffRestored(t *testing.T) {
 	f.object(`{"apiVersion":"policy.linkerd.io/v1beta3","kind":"HTTPRoute","metadata":{"name":"checkout-to-inventory","labels":{"app":"checkout"},
 	"annotations":{"retry.linkerd.io/http":"5xx"}},"spec":{"parentRefs":[{"group":"core","kind":"Service","name":"inventory","port":8080}],
 	"rules":[{"backendRefs":[{"name":"inventory","port":8080}]}]}}`)
-	f.start(nil, kube.Mapping{Services: map[string]kube.ServiceObjects{"checkout": {Linkerd: true}}}, "lr")
-	both := func() string { return retryAnns(f.get(route)) + " | " + retryAnns(f.get(grpc)) }
+	f.start(nil, kube.Mapping{Services: map[string]kube.ServiceObjects{"checkout": {Linkerd: true, LinkerdService: []string{"payments"}}}}, "lr")
+	both := func() string {
+		g := f.get(grpc)
+		return retryAnns(f.get(route)) + " | " + retryAnns(g) + js(g.GetAnnotations()[kube.SavedAnnotation])
+	}
 
 	f.apply(lever.Retries, "checkout", "cap:2", 10*time.Minute)
 	eventually(t, "capped", func() (bool, string) {
 		got := both()
-		return got == "http=5xx,429 limit=1 | grpc=unavailable limit=1", got
+		return got == `http=5xx,429 limit=1 | ""`, got
 	})
+	f.failedWith("grpcroute/checkout-to-ledger is a producer route of service/ledger (its parentRef is in the route's own namespace, " + f.ns +
+		"), so its retry annotations apply to every caller of ledger, not only checkout's calls: no faithful mapping of checkout cap:2 in Linkerd; " +
+		"name ledger under linkerdService to change it for every caller")
 	f.failedWith("ignores the retry annotations of its routes")
 	f.apply(lever.Retries, "checkout", lever.ValueOff, 10*time.Minute)
 	f.failedWith(`no "no retries" in Linkerd for a route whose Service retries`)
 	eventually(t, "off where it can be said", func() (bool, string) {
 		got := both()
-		return got == " | grpc=unavailable limit=1", got
+		return got == ` | ""`, got
 	})
 	f.release(lever.Retries, "checkout")
 	f.release(lever.Retries, "checkout")
 	eventually(t, "restored", func() (bool, string) {
 		got := both()
-		return got == "http=5xx,429 limit=3 | " && !saved(f.get(route)) && !saved(f.get(grpc)), got
+		return got == `http=5xx,429 limit=3 | ""` && !saved(f.get(route)), got
 	})
 	if got := ruleRetry(f.get(route), 0); got != `{"attempts":3,"backoff":"100ms","codes":[503]}` {
 		t.Errorf("Linkerd's lever changed the Gateway API retry: %s", got)
+	}
+	if got := retryAnns(f.get(ledger)); got != "grpc=unavailable limit=4" || saved(f.get(ledger)) {
+		t.Errorf("ledger's Service changed: %s", got)
 	}
 }

@@ -28,6 +28,12 @@ func newActuateCmd(f *Factory) *cobra.Command {
 	return cmd
 }
 
+// mappingHelp lists every field of the mapping file (docs/kubernetes.md
+// says what each means); a test holds it to the mapping's own fields.
+const mappingHelp = "mapping file: kubernetes: {namespace, clusterDomain, services: {NAME: {hpa, scaledObject, " +
+	"virtualService, istio, httpRoute, gatewayAPI, gatewayAPIService, linkerd, linkerdRoute, linkerdService, " +
+	"envoyGateway, backendTrafficPolicy}}}"
+
 func newActuateKubernetesCmd(f *Factory) *cobra.Command {
 	o := &actuateKubeOptions{}
 	cmd := &cobra.Command{
@@ -65,7 +71,7 @@ ServiceAccount, Role and RoleBinding it needs and exits.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runActuateKubernetes(cmd.Context(), f, o) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&o.mapping, "mapping", "", "mapping file: kubernetes: {namespace, services: {NAME: {hpa, scaledObject, virtualService, istio, httpRoute, gatewayAPI}}}")
+	fl.StringVar(&o.mapping, "mapping", "", mappingHelp)
 	fl.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)")
 	fl.StringVar(&o.kubeContext, "kube-context", "", "kubeconfig context to use")
 	fl.StringVar(&o.listen, "listen", ":8080", "address of /healthz, /readyz and /metrics")
