@@ -46,9 +46,20 @@ func newActuateKubernetesCmd(f *Factory) *cobra.Command {
                                  selectPolicy Disabled; KEDA ScaledObjects get
                                  autoscaling.keda.sh/paused: "true"
   retries SERVICE->DEP off|cap:N the service's Istio VirtualService routes to DEP get
-                                 retries.attempts 0 (or N-1), for meshed services;
-                                 its Gateway API HTTPRoute rules to DEP get
-                                 retry.attempts 0 (or N-1), for gatewayAPI services
+                                 retries.attempts 0 (or N-1); its Gateway API
+                                 HTTPRoute rules to DEP retry.attempts 0 (or N-1);
+                                 its Linkerd routes' retry.linkerd.io annotations
+                                 are removed (or limit N-1), a ServiceProfile's
+                                 routes isRetryable false; its Envoy Gateway
+                                 BackendTrafficPolicies retry.numRetries 0 (or N-1)
+
+A consumer route (its parent Service in another namespace) carries only the
+callers in its own namespace and is changed; a producer route, a Service's
+annotations or a ServiceProfile reach every caller of DEP and are changed only
+when the mapping names DEP under gatewayAPIService or linkerdService. A lever
+with no faithful mapping in a system (a rule splitting DEP with other backends,
+a policy on a Gateway, a cap on a ServiceProfile) is refused and journaled as
+actuation.failed, never widened. docs/kubernetes.md has the full table.
 
 What it changes is saved in the annotation stormctl.io/saved (with the action
 id) and restored field by field on release or expiry, even one that happened
