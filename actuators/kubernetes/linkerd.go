@@ -284,26 +284,20 @@ func originalAnnotations(u *unstructured.Unstructured) map[string]string {
 	if out == nil {
 		out = map[string]string{}
 	}
-	saved, err := readSaved(u.Object)
-	if err != nil {
-		return out
-	}
 	const prefix = "/metadata/annotations/"
-	for _, s := range saved {
-		for ptr, before := range s.Before {
-			toks, err := splitPointer(ptr)
-			if err != nil || !strings.HasPrefix(ptr, prefix) || len(toks) != 3 {
-				continue
-			}
-			var v *string
-			if json.Unmarshal(before, &v) != nil {
-				continue
-			}
-			if v == nil {
-				delete(out, toks[2])
-			} else {
-				out[toks[2]] = *v
-			}
+	for ptr, before := range savedBefore(u) {
+		toks, err := splitPointer(ptr)
+		if err != nil || !strings.HasPrefix(ptr, prefix) || len(toks) != 3 {
+			continue
+		}
+		var v *string
+		if json.Unmarshal(before, &v) != nil {
+			continue
+		}
+		if v == nil {
+			delete(out, toks[2])
+		} else {
+			out[toks[2]] = *v
 		}
 	}
 	return out
@@ -322,8 +316,8 @@ func retryAnnotations(ann map[string]string, keys ...string) []string {
 
 // profileEdits: a ServiceProfile says retries per route (isRetryable) within
 // one retryBudget, a share of extra requests over the whole Service, not a
-// count per request. off sets isRetryable false on the routes that have it
-// true; cap:N has no faithful mapping and is refused.
+// count per request. off sets isRetryable false on the routes that had it
+// true before stormctl; cap:N has no faithful mapping and is refused.
 func profileEdits(sp *unstructured.Unstructured, retries int64, l *lever.Lever) ([]edit, error) {
 	if retries > 0 {
 		return nil, fmt.Errorf("%s bounds retries by its retryBudget (a ratio of extra requests over the whole Service), "+
@@ -331,14 +325,39 @@ func profileEdits(sp *unstructured.Unstructured, retries int64, l *lever.Lever) 
 	}
 	raw, _ := lookup(sp.Object, "/spec/routes")
 	routes, _ := raw.([]any)
+	before := savedBefore(sp)
 	var edits []edit
 	for i, r := range routes {
-		if v, _ := lookup(map[string]any{"r": r}, "/r/isRetryable"); v == true {
-			ptr := "/spec/routes/" + strconv.Itoa(i) + "/isRetryable"
+		ptr := "/spec/routes/" + strconv.Itoa(i) + "/isRetryable"
+		v, _ := lookup(map[string]any{"r": r}, "/r/isRetryable")
+		if b, ok := before[ptr]; ok {
+			// Judged by the value before stormctl, as Linkerd's annotations
+			// are (originalAnnotations): judged by the value now, the route
+			// off turned false would drop out of the next pass's edits and
+			// be restored while the lever holds, and one another writer
+			// changed since would be forgotten, not reported.
+			v = nil
+			_ = json.Unmarshal(b, &v)
+		}
+		if v == true {
 			edits = append(edits, edit{save: ptr, set: map[string]any{ptr: false}})
 		}
 	}
 	return edits, nil
+}
+
+// savedBefore is what stormctl saved of the object before changing it, by
+// pointer, across the levers holding it.
+func savedBefore(u *unstructured.Unstructured) map[string]json.RawMessage {
+	out := map[string]json.RawMessage{}
+	saved, err := readSaved(u.Object)
+	if err != nil {
+		return out
+	}
+	for _, s := range saved {
+		maps.Copy(out, s.Before)
+	}
+	return out
 }
 
 func find(all []*unstructured.Unstructured, name string) *unstructured.Unstructured {
