@@ -112,12 +112,16 @@ func specificity(l lever.Lever) int {
 }
 
 // selectObjects finds a service's objects of one kind: by name when the mapping
-// names them (a missing one is a problem), else by the default labels. HPAs
+// names them (a missing one, or a forbidden kind, is a problem), else by the
+// default labels. HPAs
 // that KEDA owns are left to their ScaledObject, which KEDA would restore.
 func (m Mapping) selectObjects(service string, gvk schema.GroupVersionKind, all []*unstructured.Unstructured, served availability) ([]*unstructured.Unstructured, string) {
 	names := m.namesFor(service, gvk)
 	if !served.ok(gvk) {
-		if len(names) > 0 {
+		// A kind the Role may not list may hold objects of the service
+		// even when none is named: a lever that might need it fails
+		// rather than seeming applied in full.
+		if len(names) > 0 || served[gvk] != "" {
 			return nil, served.why(gvk)
 		}
 		return nil, ""

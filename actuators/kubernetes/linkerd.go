@@ -185,12 +185,16 @@ func (m Mapping) linkerdRoutes(service string, objs objects, served availability
 	if !o.Linkerd {
 		return nil, nil
 	}
+	var problems []string
 	for _, gvk := range linkerdRouteKinds {
-		if served.ok(gvk) {
+		switch {
+		case served.ok(gvk):
 			out = append(out, byLabel(service, gvk, objs[gvk])...)
+		case served[gvk] != "":
+			problems = append(problems, served.why(gvk)) // forbidden: it may hold routes of the service
 		}
 	}
-	return out, nil
+	return out, problems
 }
 
 // serviceProfile is the ServiceProfile Linkerd uses for Service name in

@@ -67,16 +67,37 @@ func (r *Readiness) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 
 // readiness is the actuator's own checks: the API server answers, discovery
 // has answered for every kind, every watch has synced, and a leader has
-// completed a pass in its term.
+// completed a pass in its term. Kinds the Role may not list are said beside
+// discovery without making the replica unready: every other kind works.
 func (a *Actuator) readiness(lock *trackedLock) *Readiness {
 	r := &Readiness{}
 	if lock != nil {
 		r.Add(Check{Name: "apiserver", Fn: func(context.Context) error { return lock.problem() }})
 	}
-	r.Add(Check{Name: "discovery", Fn: func(context.Context) error { return a.discoveryProblem() }})
+	r.Add(Check{Name: "discovery", Fn: func(context.Context) error { return a.discoveryProblem() }, Detail: a.forbiddenKinds})
 	r.Add(Check{Name: "informers", Fn: func(context.Context) error { return a.syncProblem() }})
 	r.Add(Check{Name: "leader", Fn: func(context.Context) error { return a.leaderProblem() }})
 	return r
+}
+
+// forbiddenKinds names the kinds the cluster serves but the actuator's Role
+// may not list (an actuator upgraded before its --print-rbac was
+// re-applied), and the fix; "" when there are none. Levers that need one
+// fail, saying so, until the Role grants it.
+func (a *Actuator) forbiddenKinds() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var names []string
+	for _, gvk := range Kinds {
+		if a.kinds[gvk].status == kindForbidden {
+			names = append(names, fmt.Sprintf("%s (%s %s)", gvk.Kind, resources[gvk], gvk.GroupVersion()))
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("forbidden: the actuator's Role may not list %s in %s; levers on them fail until it may: re-apply --print-rbac",
+		strings.Join(names, ", "), a.opts.Mapping.Namespace)
 }
 
 func detail(c Check) string {
