@@ -113,8 +113,8 @@ func specificity(l lever.Lever) int {
 
 // selectObjects finds a service's objects of one kind: by name when the mapping
 // names them (a missing one, or a forbidden kind, is a problem), else by the
-// default labels. HPAs
-// that KEDA owns are left to their ScaledObject, which KEDA would restore.
+// default labels. HPAs that KEDA owns are left to their ScaledObject, which
+// KEDA would restore.
 func (m Mapping) selectObjects(service string, gvk schema.GroupVersionKind, all []*unstructured.Unstructured, served availability) ([]*unstructured.Unstructured, string) {
 	names := m.namesFor(service, gvk)
 	if !served.ok(gvk) {

@@ -2,9 +2,13 @@ package kubernetes_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
+	"k8s.io/client-go/kubernetes"
+
+	kube "github.com/stormctl/stormctl/actuators/kubernetes"
 	"github.com/stormctl/stormctl/internal/testenv/kubeenv"
 	"github.com/stormctl/stormctl/lever"
 )
@@ -66,6 +70,12 @@ func TestAPIServerOutageEveryRetryKind(t *testing.T) {
 	restart()
 
 	eventually(t, "converged after the outage", func() (bool, string) { got := w.state(); return got == worldInvOrders, got })
+	// Each informer comes back after its own backoff (up to a minute after
+	// a long outage, and client-go's watch-list backoff does not end when
+	// the actuator stops), so the test waits for every watch before going on.
+	if ok, last := kubeenv.Poll(90*time.Second, func() (bool, string) { return watched(t, env) }); !ok {
+		t.Fatalf("not every kind watched again 90s after the outage; unwatched: %s", last)
+	}
 	eventually(t, "ready again", func() (bool, string) { code, body := r.get("/readyz"); return code == http.StatusOK, body })
 	sp := func(name string) string { return "serviceprofile/" + name + "." + f.ns + ".svc.cluster.local" }
 	applied := map[string]int{"httproute/checkout-mesh": 2, "service/payments": 1, "service/inventory": 1,
@@ -83,4 +93,43 @@ func TestAPIServerOutageEveryRetryKind(t *testing.T) {
 	restored["httproute/checkout-mesh"]++
 	restored["service/inventory"], restored["backendtrafficpolicy/inv-policy"], restored[sp("orders")] = 1, 1, 1
 	assertOnce(t, f, applied, restored)
+}
+
+// watched says whether the API server has a namespaced watch open on every
+// kind the actuator watches (apiserver_longrunning_requests, verb WATCH),
+// naming those it has not.
+func watched(t *testing.T, env *kubeenv.Env) (bool, string) {
+	cs, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx(t))
+	if err != nil {
+		return false, err.Error()
+	}
+	var missing []string
+	for _, gvk := range kube.Kinds {
+		want := []string{`group="` + gvk.Group + `"`, `resource="` + kube.Resource(gvk) + `"`, `scope="namespace"`, `verb="WATCH"`}
+		found := false
+		for _, line := range strings.Split(string(raw), "\n") {
+			labels, value, ok := strings.Cut(strings.TrimPrefix(line, "apiserver_longrunning_requests{"), "} ")
+			if ok && line != labels && value != "0" && containsAll(labels, want) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			missing = append(missing, gvk.Kind+"."+gvk.Group)
+		}
+	}
+	return len(missing) == 0, strings.Join(missing, ", ")
+}
+
+func containsAll(s string, subs []string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
 }
