@@ -96,19 +96,8 @@ func TestLinkerdServiceAnnotationsCapOffRestored(t *testing.T) {
 func TestLinkerdServiceProfileOffRestored(t *testing.T) {
 	f := newFixture(t)
 	pay := f.service("payments", `{"retry.linkerd.io/http":"5xx"}`)
-	sp := f.object(`{"apiVersion":"linkerd.io/v1alpha2","kind":"ServiceProfile","metadata":{"name":"payments.` + f.ns + `.svc.cluster.local"},
-	"spec":{"retryBudget":{"retryRatio":0.2,"minRetriesPerSecond":10,"ttl":"10s"},"routes":[
-	 {"name":"POST /pay","condition":{"method":"POST","pathRegex":"/pay"},"isRetryable":true},
-	 {"name":"GET /status","condition":{"method":"GET","pathRegex":"/status"}},
-	 {"name":"POST /refund","condition":{"method":"POST","pathRegex":"/refund"},"isRetryable":false}]}}`)
-	routes := func() string {
-		rs, _, _ := unstructured.NestedSlice(f.get(sp).Object, "spec", "routes")
-		var parts []string
-		for _, r := range rs {
-			parts = append(parts, js(r.(map[string]any)["isRetryable"]))
-		}
-		return strings.Join(parts, " ")
-	}
+	sp := paymentsProfile(f)
+	routes := func() string { return isRetryable(f, sp) }
 	f.start(nil, kube.Mapping{Services: map[string]kube.ServiceObjects{"checkout": {LinkerdService: []string{"payments"}}}}, "sp")
 	f.apply(lever.Retries, "checkout->payments", "cap:2", 10*time.Minute)
 	f.failedWith("bounds retries by its retryBudget")

@@ -57,16 +57,7 @@ func TestAPIServerOutageEveryRetryKind(t *testing.T) {
 		l, _, _, err := f.store.Get(ctx(t), lever.Retries, "checkout->ledger")
 		return err == nil && l == nil, js(l)
 	})
-	for time.Since(down) < 20*time.Second {
-		select {
-		case err := <-r.done:
-			t.Fatalf("the actuator exited during the outage: %v", err)
-		case <-time.After(time.Second):
-		}
-		if code, body := r.get("/readyz"); code != http.StatusServiceUnavailable {
-			t.Fatalf("/readyz during the outage: %d %s", code, body)
-		}
-	}
+	r.outage(t, down, 20*time.Second)
 	restart()
 
 	eventually(t, "converged after the outage", func() (bool, string) { got := w.state(); return got == worldInvOrders, got })
@@ -132,4 +123,20 @@ func containsAll(s string, subs []string) bool {
 		}
 	}
 	return true
+}
+
+// outage checks, every second until the outage has lasted d, that the
+// replica keeps running and /readyz fails.
+func (r *running) outage(t *testing.T, down time.Time, d time.Duration) {
+	t.Helper()
+	for time.Since(down) < d {
+		select {
+		case err := <-r.done:
+			t.Fatalf("the actuator exited during the outage: %v", err)
+		case <-time.After(time.Second):
+		}
+		if code, body := r.get("/readyz"); code != http.StatusServiceUnavailable {
+			t.Fatalf("/readyz during the outage: %d %s", code, body)
+		}
+	}
 }

@@ -27,19 +27,8 @@ import (
 // leaves the rest as it was.
 func TestServiceProfileOtherWriterKept(t *testing.T) {
 	f := newFixture(t)
-	sp := f.object(`{"apiVersion":"linkerd.io/v1alpha2","kind":"ServiceProfile","metadata":{"name":"payments.` + f.ns + `.svc.cluster.local"},
-	"spec":{"retryBudget":{"retryRatio":0.2,"minRetriesPerSecond":10,"ttl":"10s"},"routes":[
-	 {"name":"POST /pay","condition":{"method":"POST","pathRegex":"/pay"},"isRetryable":true},
-	 {"name":"GET /status","condition":{"method":"GET","pathRegex":"/status"}},
-	 {"name":"POST /refund","condition":{"method":"POST","pathRegex":"/refund"},"isRetryable":false}]}}`)
-	routes := func() string {
-		rs, _, _ := unstructured.NestedSlice(f.get(sp).Object, "spec", "routes")
-		var parts []string
-		for _, r := range rs {
-			parts = append(parts, js(r.(map[string]any)["isRetryable"]))
-		}
-		return strings.Join(parts, " ")
-	}
+	sp := paymentsProfile(f)
+	routes := func() string { return isRetryable(f, sp) }
 	edit := func(patch string) {
 		t.Helper()
 		if err := f.admin.Patch(ctx(t), f.get(sp), client.RawPatch(types.JSONPatchType, []byte(patch)), client.FieldOwner("kubectl-edit")); err != nil {
@@ -89,4 +78,25 @@ func TestServiceProfileOtherWriterKept(t *testing.T) {
 	if r := f.entries(journal.ActuationRestored); len(r) != 1 || js(r[0].Changes) != `[{"path":"/spec/routes/3/isRetryable","before":"false","after":"true"}]` {
 		t.Errorf("restore journaled: %s", js(r))
 	}
+}
+
+// paymentsProfile creates payments' ServiceProfile: a retryBudget and three
+// routes, retrying, unset and not retrying.
+func paymentsProfile(f *fixture) *unstructured.Unstructured {
+	return f.object(`{"apiVersion":"linkerd.io/v1alpha2","kind":"ServiceProfile","metadata":{"name":"payments.` + f.ns + `.svc.cluster.local"},
+	"spec":{"retryBudget":{"retryRatio":0.2,"minRetriesPerSecond":10,"ttl":"10s"},"routes":[
+	 {"name":"POST /pay","condition":{"method":"POST","pathRegex":"/pay"},"isRetryable":true},
+	 {"name":"GET /status","condition":{"method":"GET","pathRegex":"/status"}},
+	 {"name":"POST /refund","condition":{"method":"POST","pathRegex":"/refund"},"isRetryable":false}]}}`)
+}
+
+// isRetryable is each route's isRetryable as the API server has it ("null":
+// unset), in order.
+func isRetryable(f *fixture, sp *unstructured.Unstructured) string {
+	rs, _, _ := unstructured.NestedSlice(f.get(sp).Object, "spec", "routes")
+	var parts []string
+	for _, r := range rs {
+		parts = append(parts, js(r.(map[string]any)["isRetryable"]))
+	}
+	return strings.Join(parts, " ")
 }
