@@ -64,6 +64,11 @@ func (r *PassReport) add(o objectOutcome) {
 // while it lasts), acknowledges the levers it acted on in full (acted), and
 // writes the status report.
 func (a *Actuator) record(ctx context.Context, levers []lever.Lever, acted map[string]bool, rep *PassReport) {
+	// A pass stopped after its writes still journals them: the next pass,
+	// finding the objects as wanted, would journal nothing, and the changes
+	// would be missing from the journal. Bounded, so a stop still ends.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
 	failed := map[string]bool{}
 	now := map[string]bool{}
 	for _, o := range rep.outcomes {
