@@ -92,12 +92,16 @@ func plan(obj *unstructured.Unstructured, claims []claim) (objectOutcome, map[st
 	// Restores come first: a lever released in the same pass as another
 	// takes over its fields (an edge's route going back to the service-wide
 	// lever) must hand back the original values before they are saved again.
-	claimed := map[string]bool{}
+	claimed := map[string]*lever.Lever{}
 	for _, c := range claims {
-		claimed[lever.Member(c.lever.Kind, c.lever.Target)] = true
+		claimed[lever.Member(c.lever.Kind, c.lever.Target)] = c.lever
 	}
 	for _, member := range slices.Sorted(maps.Keys(saved)) {
-		if claimed[member] {
+		if lost := saved[member].lost; len(lost) > 0 {
+			out.conflicts = append(out.conflicts, actuation{lever: claimed[member], member: member,
+				action: saved[member].ActionID, detail: describeLost(saved[member], lost)})
+		}
+		if claimed[member] != nil {
 			continue
 		}
 		action := saved[member].ActionID

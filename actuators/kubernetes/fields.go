@@ -26,10 +26,18 @@ type Saved struct {
 	Before map[string]json.RawMessage `json:"before"`
 	// Set maps each pointer to the value the actuator wrote.
 	Set map[string]json.RawMessage `json:"set"`
+	// Anchors identifies, by element pointer, each list element the
+	// pointers go through (anchors.go); annotations written before anchors
+	// have none and stay positional.
+	Anchors map[string]Anchor `json:"anchors,omitempty"`
+	// lost are the elements readSaved found removed or ambiguous, whose
+	// pointers it dropped: reported once as conflicts.
+	lost []lostElement
 }
 
-// readSaved decodes the annotation (empty when there is none). A malformed
-// annotation is an error: nothing is restored from a guess.
+// readSaved decodes the annotation (empty when there is none), with each
+// pointer moved to where its anchored list element is in obj now. A
+// malformed annotation is an error: nothing is restored from a guess.
 func readSaved(obj map[string]any) (map[string]*Saved, error) {
 	raw, ok := lookup(obj, "/metadata/annotations/"+escape(SavedAnnotation))
 	if !ok {
@@ -47,6 +55,7 @@ func readSaved(obj map[string]any) (map[string]*Saved, error) {
 		if s == nil || s.Before == nil || s.Set == nil {
 			return nil, fmt.Errorf("annotation %s: entry %q lacks before or set", SavedAnnotation, m)
 		}
+		s.lost = rebase(obj, s)
 	}
 	return saved, nil
 }
@@ -64,6 +73,7 @@ func writeSaved(obj map[string]any, saved map[string]*Saved) error {
 		}
 		return nil
 	}
+	anchorAll(obj, saved)
 	b, err := json.Marshal(saved)
 	if err != nil {
 		return err
