@@ -67,7 +67,7 @@ func TestServiceProfileRouteInsertedBeforeHeld(t *testing.T) {
 	if got := js(rs[0]); got != `{"condition":{"method":"GET","pathRegex":"/new"},"isRetryable":false,"name":"GET /new","timeout":"300ms"}` {
 		t.Errorf("the inserted route changed: %s", got)
 	}
-	if r := f.entries(journal.ActuationRestored); len(r) != 1 || js(r[0].Changes) != `[{"path":"/spec/routes/1/isRetryable","before":"false","after":"true"}]` {
+	if r := f.journaled(journal.ActuationRestored, 1); len(r) != 1 || js(r[0].Changes) != `[{"path":"/spec/routes/1/isRetryable","before":"false","after":"true"}]` {
 		t.Errorf("restore journaled: %s", js(r))
 	}
 	if c := f.entries(journal.ActuationConflict); len(c) != 0 {
@@ -130,7 +130,7 @@ func TestHTTPRouteRuleInsertedBeforeHeldAndRemoved(t *testing.T) {
 		got := rules()
 		return got == `{"attempts":4} {"attempts":3,"backoff":"100ms","codes":[503]}` && !saved(f.get(route)), got
 	})
-	if r := f.entries(journal.ActuationRestored); len(r) != 1 || js(r[0].Changes) != `[{"path":"/spec/rules/1/retry/attempts","before":"0","after":"3"}]` {
+	if r := f.journaled(journal.ActuationRestored, 1); len(r) != 1 || js(r[0].Changes) != `[{"path":"/spec/rules/1/retry/attempts","before":"0","after":"3"}]` {
 		t.Errorf("restore journaled: %s", js(r))
 	}
 }

@@ -172,7 +172,7 @@ func TestHTTPRouteCapExpiredWhileStoppedRestored(t *testing.T) {
 		got := ruleRetry(now, 0) + " " + ruleRetry(now, 1) + " " + ruleRetry(now, 2)
 		return !saved && got == `{"attempts":3,"backoff":"100ms","codes":[503]} null {"attempts":2}`, got
 	})
-	if r := f.entries(journal.ActuationRestored); len(r) != 1 || r[0].ActionID != l.ActionID {
+	if r := f.journaled(journal.ActuationRestored, 1); len(r) != 1 || r[0].ActionID != l.ActionID {
 		t.Errorf("restores journaled: %s", js(r))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -197,6 +198,19 @@ func eventually(t testing.TB, what string, cond func() (bool, string)) {
 	if ok, last := kubeenv.Poll(45*time.Second, cond); !ok {
 		t.Fatalf("%s: not after 45s; last: %s", what, last)
 	}
+}
+
+// journaled waits until at least n entries of event ev are in the journal
+// and returns them all: the actuator journals after its patch, so an
+// object can show the change before its entry is written.
+func (f *fixture) journaled(ev journal.Event, n int) []journal.Entry {
+	f.t.Helper()
+	var r []journal.Entry
+	eventually(f.t, fmt.Sprintf("%d %s journaled", n, ev), func() (bool, string) {
+		r = f.entries(ev)
+		return len(r) >= n, js(r)
+	})
+	return r
 }
 
 // entries reads the journal entries of event ev.

@@ -104,7 +104,7 @@ func TestExpiredWhileStoppedRestoredOnRestart(t *testing.T) {
 		return h.Spec.Behavior == nil && h.Annotations[kube.SavedAnnotation] == "", js(h.Spec.Behavior)
 	})
 	time.Sleep(3 * time.Second) // a resync or two more
-	if r := f.entries(journal.ActuationRestored); len(r) != 1 {
+	if r := f.journaled(journal.ActuationRestored, 1); len(r) != 1 {
 		t.Errorf("want one actuation.restored, got %d: %s", len(r), js(r))
 	}
 }

@@ -75,7 +75,7 @@ func TestServiceProfileOtherWriterKept(t *testing.T) {
 		c := f.entries(journal.ActuationConflict)
 		return len(c) == 2 && contains(c[1].Error, "left as it is on release") && contains(c[1].Error, "kubectl-edit"), js(c)
 	})
-	if r := f.entries(journal.ActuationRestored); len(r) != 1 || js(r[0].Changes) != `[{"path":"/spec/routes/3/isRetryable","before":"false","after":"true"}]` {
+	if r := f.journaled(journal.ActuationRestored, 1); len(r) != 1 || js(r[0].Changes) != `[{"path":"/spec/routes/3/isRetryable","before":"false","after":"true"}]` {
 		t.Errorf("restore journaled: %s", js(r))
 	}
 }

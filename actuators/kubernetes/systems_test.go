@@ -56,7 +56,7 @@ func TestPrintedRBACLinkerdEnvoyExpiredWhileStopped(t *testing.T) {
 		got := retryAnns(f.get(pay)) + " " + retryOf(f.get(policy))
 		return got == `http=gateway-error {"numRetries":3}` && !saved(f.get(pay)) && !saved(f.get(policy)), got
 	})
-	if r := f.entries(journal.ActuationRestored); len(r) != 2 || r[0].ActionID != l.ActionID {
+	if r := f.journaled(journal.ActuationRestored, 2); len(r) != 2 || r[0].ActionID != l.ActionID {
 		t.Errorf("restores journaled: %s", js(r))
 	}
 	if e := f.entries(journal.ActuationFailed); len(e) != 0 {
