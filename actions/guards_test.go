@@ -30,6 +30,7 @@ func TestGuardsRefuse(t *testing.T) {
 		{"value syntax", func(s *Spec, _ *Service, _ *fakeCP) { s.Value = "cap:0" }, GuardValidation, "from 1 to 100", exit.Refused},
 		{"typo in service", func(s *Spec, _ *Service, _ *fakeCP) { s.Target = "chekout->payments" }, GuardValidation, "did you mean checkout", exit.Refused},
 		{"typo in dependency", func(s *Spec, _ *Service, _ *fakeCP) { s.Target = "checkout->paymnts" }, GuardValidation, `unknown dependency "paymnts"`, exit.Refused},
+		{"unknown dependency", func(s *Spec, _ *Service, _ *fakeCP) { s.Target = "checkout->zzz" }, GuardValidation, "add it to inventory.dependencies in the context", exit.Refused},
 		{"inventory unreachable", func(s *Spec, w *Service, _ *fakeCP) {
 			w.Inventory = NewNames(config.Inventory{}, nil, fakeLabels{err: errors.New("prometheus down")})
 		}, GuardValidation, "cannot confirm", exit.Refused},

@@ -40,7 +40,7 @@ func (a *attempt) checkNames(ctx context.Context) (notes []string, v verdict, er
 				}
 				continue
 			}
-			hint := fmt.Sprintf("add it to inventory.%ss in the context if it is real", n.role)
+			hint := fmt.Sprintf("add it to %s in the context if it is real", n.role.inventoryKey())
 			// Label values come from Prometheus (or its cache): only those
 			// that could be a target are suggested, so none prints raw
 			// control characters.

@@ -30,6 +30,14 @@ const (
 	DependencyName NameRole = "dependency"
 )
 
+// inventoryKey is the context's inventory list that holds names of role r.
+func (r NameRole) inventoryKey() string {
+	if r == DependencyName {
+		return "inventory.dependencies"
+	}
+	return "inventory.services"
+}
+
 // Inventory knows which services and dependencies exist.
 type Inventory interface {
 	// Known says whether name is a known service or dependency, and if not

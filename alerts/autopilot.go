@@ -26,9 +26,10 @@ const AutopilotRefused journal.Event = "autopilot.refused"
 // so a responder decides what happens after it.
 const DefaultAutopilotTTL = 10 * time.Minute
 
-// Autopilot runs a firing alert's playbook's first action unattended, as
-// Actor, through every guard of actions/ (the step's required checks are
-// the evidence that must hold now), only for the services and kinds Allow
+// Autopilot runs a firing alert's playbook unattended, as Actor, up to its
+// first lever step whose when: holds (chooseAction), and pulls that lever
+// through every guard of actions/ (the step's required checks are the
+// evidence that must hold now), only for the services and kinds Allow
 // lists, with a TTL of at most TTL. The playbook's first wait step after
 // the action verifies it: holding keeps the lever, not holding extends it
 // once, still not holding releases it to the responders.
@@ -137,10 +138,11 @@ func (p *Autopilot) fired(ctx context.Context, ev *Event) Decision {
 	if err != nil {
 		return Decision{Outcome: "error", Note: "autopilot: " + err.Error()}
 	}
-	step, verify := firstAction(pb)
-	if step == nil {
+	steps := leverSteps(pb)
+	if len(steps) == 0 {
 		return Decision{Outcome: "no_action", Note: "autopilot: playbook " + pb.Name + " has no action step"}
 	}
+	step := steps[0]
 	params := map[string]string{}
 	for _, prm := range pb.Parameters {
 		if v := ev.Labels[prm.Name]; v != "" {
@@ -161,9 +163,21 @@ func (p *Autopilot) fired(ctx context.Context, ev *Event) Decision {
 	case st.Paused:
 		d.Outcome, d.Note = "paused", fmt.Sprintf("autopilot is paused (by %s: %s): %s %s=%s not pulled", st.By, st.Reason, d.Kind, d.Target, d.Value)
 		return d
-	case !p.allows(d.Kind, d.Target, ev.Service):
-		d.Outcome, d.Note = "not_allowed", fmt.Sprintf("autopilot may not pull %s for %s (policy autopilot: %s): not pulled", d.Kind, serviceOf(d.Target, ev.Service), d.Kind)
+	case !slices.ContainsFunc(steps, func(s *playbooks.Step) bool { return p.allows(s.Kind, run.Render(s.Target), ev.Service) }):
+		return notAllowed(d, ev.Service)
+	}
+	step, verify, err := chooseAction(ctx, run, pb)
+	switch {
+	case err != nil:
+		d.Outcome, d.Note = "refused", fmt.Sprintf("autopilot did not pull %s on %s: %v", d.Kind, d.Target, err)
 		return d
+	case step == nil:
+		d.Outcome, d.Note = "no_action", "autopilot: no action step of playbook "+pb.Name+" applies now"
+		return d
+	}
+	d.Kind, d.Target, d.Value = step.Kind, run.Render(step.Target), run.Render(step.Value)
+	if !p.allows(d.Kind, d.Target, ev.Service) {
+		return notAllowed(d, ev.Service)
 	}
 	_, err = run.RunStep(ctx, step.ID, playbooks.Input{Yes: true})
 	res := levers.last
@@ -195,18 +209,56 @@ func (p *Autopilot) fired(ctx context.Context, ev *Event) Decision {
 	return d
 }
 
-// firstAction is pb's first step that applies a lever, and the first wait
-// step after it (nil if none).
-func firstAction(pb *playbooks.Playbook) (act, verify *playbooks.Step) {
+// leverSteps are pb's steps that apply a lever in the playbook's own flow
+// (not the rollbacks), in order.
+func leverSteps(pb *playbooks.Playbook) []*playbooks.Step {
+	var out []*playbooks.Step
 	for _, s := range pb.Steps {
-		switch {
-		case act == nil && s.Type == playbooks.Action && s.Op != playbooks.OpRelease && s.RollbackOf() == "":
-			act = s
-		case act != nil && s.Type == playbooks.Wait:
-			return act, s
+		if s.Type == playbooks.Action && s.Op != playbooks.OpRelease && s.RollbackOf() == "" {
+			out = append(out, s)
 		}
 	}
-	return act, nil
+	return out
+}
+
+// chooseAction walks run's playbook as a responder would, up to its first
+// lever step whose when: holds: checks run and are journaled, notes and
+// questions are passed over (nobody is there to read or answer them), and a
+// lever step whose condition does not hold is journaled as skipped, so
+// that a later step's when: {skipped: ...} can be its else. A wait step
+// before any lever ends the walk with nothing to pull. verify is the first
+// wait step after the chosen one.
+func chooseAction(ctx context.Context, run *playbooks.Run, pb *playbooks.Playbook) (act, verify *playbooks.Step, err error) {
+	for _, s := range pb.Steps {
+		switch {
+		case s.RollbackOf() != "" || s.Type == playbooks.Note || s.Type == playbooks.Ask:
+		case act != nil:
+			if s.Type == playbooks.Wait {
+				return act, s, nil
+			}
+		case s.Type == playbooks.Wait:
+			return nil, nil, nil
+		case s.Type == playbooks.Check:
+			if _, err := run.RunStep(ctx, s.ID, playbooks.Input{Yes: true}); err != nil {
+				return nil, nil, err
+			}
+		case s.Op == playbooks.OpRelease:
+		default:
+			if ok, _ := run.Applies(s.ID); ok {
+				act = s
+			} else if _, err := run.RunStep(ctx, s.ID, playbooks.Input{Yes: true}); err != nil {
+				return nil, nil, err // journals the step as skipped
+			}
+		}
+	}
+	return act, nil, nil
+}
+
+// notAllowed is d refused because the policy's autopilot list does not
+// name its kind for its service.
+func notAllowed(d Decision, service string) Decision {
+	d.Outcome, d.Note = "not_allowed", fmt.Sprintf("autopilot may not pull %s for %s (policy autopilot: %s): not pulled", d.Kind, serviceOf(d.Target, service), d.Kind)
+	return d
 }
 
 func (p *Autopilot) allows(kind, target, service string) bool {

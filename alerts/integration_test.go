@@ -17,6 +17,39 @@ func TestReceiver(t *testing.T) {
 	t.Run("TwoReplicasActOnce", rg.twoReplicasActOnce)
 	t.Run("Hostile", rg.hostile)
 	t.Run("AutopilotRefuses", rg.autopilotRefuses)
+	t.Run("AutopilotCapsRetriesThatStillRescue", rg.autopilotCaps)
+}
+
+// The playbook's check decides between its two lever steps: search's
+// retries still rescue every request, so the autopilot caps them rather
+// than turning them off, and the check it ran is on the record.
+func (rg *rig) autopilotCaps(t *testing.T) {
+	ctx := context.Background()
+	s := rg.stack(t, t.Name(), stackOptions{allow: map[string][]string{"retries": {"search"}}})
+	if c := s.post(t, fixture(t, retarget("search", "index")), testToken, nil); c != 200 {
+		t.Fatalf("HTTP %d", c)
+	}
+	l, _, _, err := s.store.Get(ctx, lever.Retries, "search->index")
+	if err != nil || l == nil || l.Value != "cap:2" || l.Actor != Actor {
+		for _, e := range s.entries(t) {
+			t.Logf("%s %s %s %s %v", e.Event, e.Step, e.Outcome, e.Error, e.Evidence)
+		}
+		t.Fatalf("lever %+v, %v; want cap:2 by %s", l, err, Actor)
+	}
+	var checked, skipped bool
+	for _, e := range s.entries(t) {
+		switch {
+		case e.Event == journal.PlaybookPassed && e.Step == "retries-still-save-requests":
+			checked = len(e.Evidence) == 1 && e.Evidence[0].Query == "edge_error_rate" && e.Evidence[0].Value == 0
+		case e.Event == journal.PlaybookSkipped && e.Step == "retries-off":
+			t.Errorf("retries-off journaled as skipped: the autopilot runs only the step it chose")
+		case e.Event == journal.ActionApplied:
+			skipped = e.Value == "cap:2"
+		}
+	}
+	if !checked || !skipped {
+		t.Errorf("journal lacks the passed check with its evidence (%v) or the applied cap (%v)", checked, skipped)
+	}
 }
 
 // The same webhook, delivered to two receivers on one Redis at once and

@@ -32,7 +32,9 @@ const (
 
 // storm is the metric contract from 10 minutes ago to 5 minutes ahead:
 // checkout calls payments and fraud with four attempts per request (three
-// of them retries), ledger calls db with one.
+// of them retries) and fails 60% of its own requests; search calls index
+// with four too, but its retries still rescue every request; ledger calls
+// db with one.
 func storm(now time.Time) string {
 	start := now.Add(-10 * time.Minute).Truncate(fixtureStep)
 	n := int(15 * time.Minute / fixtureStep)
@@ -47,7 +49,7 @@ func storm(now time.Time) string {
 	for _, e := range []struct {
 		svc, dep string
 		retries  float64
-	}{{"checkout", "payments", 300}, {"checkout", "fraud", 300}, {"ledger", "db", 0}} {
+	}{{"checkout", "payments", 300}, {"checkout", "fraud", 300}, {"search", "index", 300}, {"ledger", "db", 0}} {
 		l := func(kv ...string) map[string]string {
 			m := map[string]string{"service": e.svc, "dependency": e.dep}
 			for i := 0; i+1 < len(kv); i += 2 {
@@ -59,6 +61,13 @@ func storm(now time.Time) string {
 		om.Counter("stormctl_attempts_total", l("outcome", "success"), start, fixtureStep, flat(100))
 		om.Counter("stormctl_attempts_total", l("outcome", "timeout"), start, fixtureStep, flat(e.retries))
 		om.Counter("stormctl_retries_total", l("reason", "timeout"), start, fixtureStep, flat(e.retries))
+	}
+	for _, e := range []struct {
+		svc      string
+		ok, fail float64
+	}{{"checkout", 40, 60}, {"search", 100, 0}} {
+		om.Counter("stormctl_server_requests_total", map[string]string{"service": e.svc, "code": "200"}, start, fixtureStep, flat(e.ok))
+		om.Counter("stormctl_server_requests_total", map[string]string{"service": e.svc, "code": "503"}, start, fixtureStep, flat(e.fail))
 	}
 	return om.String()
 }
@@ -177,8 +186,8 @@ func (rg *rig) stack(t testing.TB, ns string, o stackOptions) *stack {
 		Store:   actions.FromStore(store),
 		Journal: journal.NewWriter(store, filepath.Join(t.TempDir(), "pending.jsonl")),
 		Policy:  pol,
-		Inventory: actions.NewNames(config.Inventory{Services: []string{"checkout", "ledger"},
-			Dependencies: []string{"payments", "fraud", "db"}}, nil, nil),
+		Inventory: actions.NewNames(config.Inventory{Services: []string{"checkout", "search", "ledger"},
+			Dependencies: []string{"payments", "fraud", "index", "db"}}, nil, nil),
 		Evidence: &actions.QueryEvidence{Catalog: rg.cat, Runner: rg.runner, PackFor: packFor},
 		Clock:    actions.SystemClock{},
 	}

@@ -34,7 +34,8 @@ var labCases = []struct {
 }{
 	{"retry-amplification", "gateway-blip", []labRun{{playbook: "retry-amplification", at: 3*time.Minute + 30*time.Second,
 		params: map[string]string{"service": "checkout", "dependency": "payment-gateway"},
-		levers: map[string]string{"retries checkout->payment-gateway": "off"}}}},
+		// At 3m30s the retries still rescue checkout's requests: capped, not off.
+		levers: map[string]string{"retries checkout->payment-gateway": "cap:2"}}}},
 	{"shared-pool-exhaustion", "inventory-failover", []labRun{{playbook: "shared-pool-exhaustion", at: 3 * time.Minute,
 		params: map[string]string{"service": "checkout", "dependency": "inventory", "pool": "http"},
 		levers: map[string]string{"breaker checkout->inventory": "open"},
@@ -123,7 +124,7 @@ func (s *labStack) runBuiltin(t *testing.T, run labRun) {
 }
 
 // The retry-amplification runbook against gateway-blip, the hard way: too
-// early the evidence is absent and the lever is refused (exit 3); in the
+// early the evidence is absent and the cap is refused (exit 3); in the
 // storm another responder holds the lever (exit 6); once they hand over,
 // the run resumes at the refused step, pulls the lever and sees the storm
 // end. The journal stays a verified chain throughout.
@@ -147,7 +148,12 @@ func TestRetryAmplificationRefusalsAndResumeInTheLab(t *testing.T) {
 
 	s.until(t, time.Minute)
 	r := newRun()
-	_, err := r.RunStep(ctx, "retries-off", Input{Yes: true})
+	for _, id := range []string{"throttled-retries", "retries-still-save-requests"} {
+		if _, err := r.RunStep(ctx, id, Input{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := r.RunStep(ctx, "retries-cap", Input{Yes: true})
 	if code := exit.Code(err); code != exit.Refused || !strings.Contains(err.Error(), "requires step confirm-amplification") {
 		t.Fatalf("before the storm: exit %d, %v", code, err)
 	}
@@ -160,7 +166,14 @@ func TestRetryAmplificationRefusalsAndResumeInTheLab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = newRun().RunAll(ctx, Input{Yes: true})
+	// The checks from before the storm no longer tell: the responder runs them again.
+	storm := newRun()
+	for _, id := range []string{"throttled-retries", "retries-still-save-requests"} {
+		if _, err := storm.RunStep(ctx, id, Input{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = storm.RunAll(ctx, Input{Yes: true})
 	if code := exit.Code(err); code != exit.Conflict || !strings.Contains(err.Error(), "of bob") {
 		t.Fatalf("with bob's lever: exit %d, %v", code, err)
 	}
@@ -189,9 +202,12 @@ func TestRetryAmplificationRefusalsAndResumeInTheLab(t *testing.T) {
 		}
 	}
 	equal(t, events, []string{
-		"playbook.step.failed confirm-amplification", "playbook.step.failed retries-off", // too early
-		"playbook.step.passed confirm-amplification", "playbook.step.passed throttled-retries", "playbook.step.passed shedding-note",
-		"playbook.step.passed do-not-restart", "action.refused retries-off", "playbook.step.failed retries-off", // bob's lever
+		"playbook.step.failed throttled-retries", "playbook.step.passed retries-still-save-requests", // too early
+		"playbook.step.failed confirm-amplification", "playbook.step.failed retries-cap",
+		"playbook.step.passed throttled-retries", "playbook.step.skipped retries-still-save-requests", // the 429s are retried by now
+		"playbook.step.passed confirm-amplification", "playbook.step.passed shedding-note",
+		"playbook.step.passed do-not-restart", "playbook.step.skipped retries-cap",
+		"action.refused retries-off", "playbook.step.failed retries-off", // bob's lever
 		"playbook.step.passed confirm-amplification", "action.applied retries-off", "playbook.step.passed retries-off", // resumed
 		"playbook.step.passed amplification-recovered", "playbook.step.passed afterwards",
 	})

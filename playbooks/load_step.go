@@ -82,11 +82,22 @@ func (c *checker) step(p string, i int, s *Step) {
 }
 
 func (c *checker) when(p string, i int, w *When) {
+	n := 0
+	for _, id := range []string{w.Passed, w.Failed, w.Skipped} {
+		if id != "" {
+			n++
+		}
+	}
 	switch {
-	case (w.Passed == "") == (w.Failed == ""):
-		c.bad(p, "write when: {passed: STEP} or when: {failed: STEP}", "when needs exactly one of passed or failed")
+	case n != 1:
+		c.bad(p, "write when: {passed: STEP}, when: {failed: STEP} or when: {skipped: STEP}", "when needs exactly one of passed, failed or skipped")
 	case w.Passed != "":
 		c.ref(p+".passed", "when", w.Passed, i, Check, Wait)
+	case w.Skipped != "":
+		if s := c.ref(p+".skipped", "when", w.Skipped, i); s != nil && s.When == nil {
+			c.bad(p+".skipped", fmt.Sprintf("give step %q a when: condition", s.ID),
+				"step %q has no when: condition, so it is never skipped and this step could never run", s.ID)
+		}
 	default:
 		if s := c.ref(p+".failed", "when", w.Failed, i, Check, Wait); s != nil && s.OnFail != "continue" {
 			c.bad(p+".failed", fmt.Sprintf("set on_fail: continue on step %q", s.ID),
@@ -229,8 +240,10 @@ func (c *checker) action(p string, i int, s *Step) {
 		if r := c.ref(p+".rollback", "rollback", s.Rollback, -1, Action); r != nil {
 			if r == s {
 				c.bad(p+".rollback", "name the step that undoes this one", "step %q cannot roll itself back", s.ID)
-			} else {
+			} else if r.rollbackOf == "" {
 				r.rollbackOf = s.ID
+			} else {
+				r.rollbackOf += ", " + s.ID // the undo of either of two alternatives
 			}
 		}
 	}

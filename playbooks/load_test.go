@@ -47,6 +47,8 @@ func TestParseErrorPositions(t *testing.T) {
 			`25:7: wait step "wait-forever" needs a timeout`,
 			`34:12: value does not apply to a release`,
 			`35:15: step "undo" cannot roll itself back`,
+			`39:21: step "ask" has no when: condition, so it is never skipped and this step could never run (give step "ask" a when: condition)`,
+			`43:11: when needs exactly one of passed, failed or skipped`,
 		},
 	}
 	cat := catalog(t)
@@ -86,7 +88,7 @@ func TestLoadUserOverridesBuiltinAndReportsAllFiles(t *testing.T) {
 	if pb.Builtin || pb.Source != filepath.Join(dir, "mine.yaml") || pb.Overrides != "builtin:1-retry-amplification.yaml" {
 		t.Fatalf("override not taken: builtin=%v source=%s overrides=%s", pb.Builtin, pb.Source, pb.Overrides)
 	}
-	if got := pb.Step("retries-off").TTL.D().String(); got != "10m0s" {
+	if got := pb.Step("retries-cap").TTL.D().String(); got != "10m0s" {
 		t.Fatalf("ttl %s, want the user's 10m", got)
 	}
 	if len(set.List()) != 6 {

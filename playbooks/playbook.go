@@ -117,15 +117,30 @@ type Step struct {
 	Rollback string `yaml:"rollback" json:"rollback,omitempty"`
 
 	expect Expectation
-	// rollbackOf is set on steps named by another step's rollback: they
-	// undo that step and run only when selected explicitly.
+	// rollbackOf is set on steps named by other steps' rollback (their ids,
+	// comma-separated): they undo those steps and run only when selected
+	// explicitly.
 	rollbackOf string
 }
 
-// When makes a step conditional on the outcome of an earlier check.
+// When makes a step conditional on the outcome of an earlier step: a check
+// or wait that passed or failed, or any step that was skipped (the "else"
+// of a conditional step).
 type When struct {
-	Passed string `yaml:"passed" json:"passed,omitempty"`
-	Failed string `yaml:"failed" json:"failed,omitempty"`
+	Passed  string `yaml:"passed" json:"passed,omitempty"`
+	Failed  string `yaml:"failed" json:"failed,omitempty"`
+	Skipped string `yaml:"skipped" json:"skipped,omitempty"`
+}
+
+// condition is the step the condition names and the status it asks for.
+func (w *When) condition() (string, Status) {
+	switch {
+	case w.Passed != "":
+		return w.Passed, Passed
+	case w.Failed != "":
+		return w.Failed, Failed
+	}
+	return w.Skipped, Skipped
 }
 
 // Op values of an action step.
@@ -137,7 +152,7 @@ const (
 // Expectation returns the parsed expectation of a check or wait step.
 func (s *Step) Expectation() Expectation { return s.expect }
 
-// RollbackOf names the step this step undoes, "" if none.
+// RollbackOf names the steps this step undoes ("a, b"), "" if none.
 func (s *Step) RollbackOf() string { return s.rollbackOf }
 
 // Step returns the step with this id, or nil.

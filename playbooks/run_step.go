@@ -47,15 +47,22 @@ func (r *Run) RunStep(ctx context.Context, id string, in Input) (StepState, erro
 	return r.record(ctx, s, st, err)
 }
 
+// Applies says whether step id's when: condition holds now, and if not,
+// why: the unattended autopilot chooses among conditional action steps.
+func (r *Run) Applies(id string) (bool, string) {
+	s := r.pb.Step(id)
+	if s == nil {
+		return false, r.unknownStep(id).Error()
+	}
+	return r.when(s)
+}
+
 // when says whether the step's condition holds, and if not, why.
 func (r *Run) when(s *Step) (bool, string) {
 	if s.When == nil {
 		return true, ""
 	}
-	id, want := s.When.Passed, Passed
-	if id == "" {
-		id, want = s.When.Failed, Failed
-	}
+	id, want := s.When.condition()
 	st := r.states[id]
 	switch {
 	case st == nil || st.Status == Pending:

@@ -17,6 +17,7 @@ func TestRunAllRetryAmplification(t *testing.T) {
 	w := newWorld(map[string][]*float64{
 		"amplification":    {val(3.9), val(2.4), val(1.6), val(1.02)}, // check, then three polls
 		"throttle_retries": {nil},
+		"edge_error_rate":  {val(0.3)}, // the requests fail anyway: retries off
 	})
 	pb := builtin(t, "retry-amplification")
 	r := newRun(t, pb, w, "INC1", checkoutPayments)
@@ -29,6 +30,8 @@ func TestRunAllRetryAmplification(t *testing.T) {
 		"playbook.step.failed throttled-retries",
 		"playbook.step.skipped shedding-note",
 		"playbook.step.passed do-not-restart",
+		"playbook.step.failed retries-still-save-requests",
+		"playbook.step.skipped retries-cap",
 		"playbook.step.passed retries-off",
 		"playbook.step.passed amplification-recovered",
 		"playbook.step.passed afterwards",
@@ -75,6 +78,22 @@ func TestRunAllRetryAmplification(t *testing.T) {
 	}
 }
 
+// Retries that still save the caller's requests are capped, not turned
+// off: off would turn every attempt they rescue into an error.
+func TestRetriesThatStillSaveRequestsAreCapped(t *testing.T) {
+	w := newWorld(map[string][]*float64{"amplification": {val(1.47), val(1.02)}, "throttle_retries": {val(0)}, "edge_error_rate": {val(0.01)}})
+	r := newRun(t, builtin(t, "retry-amplification"), w, "INC3", checkoutPayments)
+	if err := r.RunAll(context.Background(), Input{Yes: true}); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.l.applied) != 1 || w.l.applied[0].Value != "cap:2" || w.l.applied[0].Step != "retries-cap" {
+		t.Fatalf("applied %+v, want retries cap:2 only", w.l.applied)
+	}
+	if off, _ := r.State("retries-off"); off.Status != Skipped || !strings.Contains(off.Outcome, "retries-cap passed, not skipped") {
+		t.Fatalf("retries-off %+v", off)
+	}
+}
+
 func TestCheckFailedStopsWithExit4(t *testing.T) {
 	w := newWorld(map[string][]*float64{"amplification": {val(1.05)}})
 	r := newRun(t, builtin(t, "retry-amplification"), w, "INC1", checkoutPayments)
@@ -99,7 +118,7 @@ func TestCheckFailedStopsWithExit4(t *testing.T) {
 // and applies; re-running the step is then a no-op.
 func TestRefusalThenResume(t *testing.T) {
 	for _, code := range []int{exit.Refused, exit.Conflict} {
-		w := newWorld(map[string][]*float64{"amplification": {val(3.9), val(3.5), val(1.0)}, "throttle_retries": {val(2)}})
+		w := newWorld(map[string][]*float64{"amplification": {val(3.9), val(3.5), val(1.0)}, "throttle_retries": {val(2)}, "edge_error_rate": {val(0.3)}})
 		pb := builtin(t, "retry-amplification")
 		w.l.refuse = refusal{code}
 		r := newRun(t, pb, w, "INC7", checkoutPayments)
@@ -146,9 +165,14 @@ func TestRefusalThenResume(t *testing.T) {
 }
 
 func TestRequirementRefusedWhenEvidenceGone(t *testing.T) {
-	w := newWorld(map[string][]*float64{"amplification": {val(1.0)}})
+	w := newWorld(map[string][]*float64{"amplification": {val(1.0)}, "throttle_retries": {val(0)}, "edge_error_rate": {val(0.01)}})
 	r := newRun(t, builtin(t, "retry-amplification"), w, "INC1", checkoutPayments)
-	_, err := r.RunStep(context.Background(), "retries-off", Input{Yes: true})
+	for _, id := range []string{"throttled-retries", "retries-still-save-requests"} {
+		if _, err := r.RunStep(context.Background(), id, Input{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := r.RunStep(context.Background(), "retries-cap", Input{Yes: true})
 	wantCode(t, err, exit.Refused)
 	var re *RequirementError
 	if !errors.As(err, &re) || re.Required != "confirm-amplification" {
@@ -157,7 +181,8 @@ func TestRequirementRefusedWhenEvidenceGone(t *testing.T) {
 	if len(w.l.applied) != 0 {
 		t.Fatal("applied without evidence")
 	}
-	equal(t, w.j.events(), []string{"playbook.started", "playbook.step.failed confirm-amplification", "playbook.step.failed retries-off"})
+	equal(t, w.j.events(), []string{"playbook.started", "playbook.step.failed throttled-retries", "playbook.step.passed retries-still-save-requests",
+		"playbook.step.failed confirm-amplification", "playbook.step.failed retries-cap"})
 }
 
 // The pool does not drain within the wait, so the when: failed branch sheds.
@@ -190,7 +215,7 @@ func TestWaitTimeoutContinuesIntoConditionalStep(t *testing.T) {
 }
 
 func TestWaitTimeoutStopsWithExit4(t *testing.T) {
-	w := newWorld(map[string][]*float64{"amplification": {val(3.9)}, "throttle_retries": {val(0)}})
+	w := newWorld(map[string][]*float64{"amplification": {val(3.9)}, "throttle_retries": {val(0)}, "edge_error_rate": {val(0.3)}})
 	r := newRun(t, builtin(t, "retry-amplification"), w, "", checkoutPayments)
 	err := r.RunAll(context.Background(), Input{Yes: true})
 	wantCode(t, err, exit.CheckFailed)
@@ -251,7 +276,7 @@ steps:
 // An interrupt during a wait stops the run and still journals the step
 // and the run as stopped, so the record says where it ended.
 func TestInterruptedWaitIsJournaled(t *testing.T) {
-	w := newWorld(map[string][]*float64{"amplification": {val(3.9)}, "throttle_retries": {val(0)}})
+	w := newWorld(map[string][]*float64{"amplification": {val(3.9)}, "throttle_retries": {val(0)}, "edge_error_rate": {val(0.3)}})
 	ctx, cancel := context.WithCancel(context.Background())
 	env := w.env()
 	env.Progress = func(step string, _ Measurement, _ bool, _ error) { cancel() }
@@ -297,7 +322,7 @@ func TestAskAndRelease(t *testing.T) {
 	if err != nil || !strings.HasPrefix(st.Outcome, "nothing to release") {
 		t.Fatalf("release with nothing held: %+v %v", st, err)
 	}
-	if st.RollbackOf != "retries-off" {
+	if st.RollbackOf != "retries-cap, retries-off" {
 		t.Fatalf("rollback of %q", st.RollbackOf)
 	}
 }

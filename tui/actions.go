@@ -107,7 +107,9 @@ func (m *Model) runSelectedStep() tea.Cmd {
 		m.setStatus("step "+r+" is still running", true)
 		return nil
 	}
-	if st.Type == playbooks.Action {
+	// An action whose when: does not hold is journaled as skipped, with no
+	// confirmation to ask for.
+	if st.Type == playbooks.Action && m.pb.applies(st.ID) {
 		if !m.canAct() {
 			return nil
 		}

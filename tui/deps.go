@@ -59,6 +59,7 @@ type Playbook interface {
 	Next() *playbooks.Step
 	Plan(ctx context.Context, id string, in playbooks.Input) (*playbooks.LeverResult, error)
 	RunStep(ctx context.Context, id string, in playbooks.Input) (playbooks.StepState, error)
+	Applies(id string) (bool, string)
 }
 
 // Deps are the dashboard's connections; a nil one is shown as not
@@ -118,6 +119,13 @@ func (l *lockedPlaybook) snapshot() stepsSnapshot {
 		s.next = n.ID
 	}
 	return s
+}
+
+func (l *lockedPlaybook) applies(id string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ok, _ := l.p.Applies(id)
+	return ok
 }
 
 func (l *lockedPlaybook) plan(ctx context.Context, id string, force bool) (*playbooks.LeverResult, error) {

@@ -48,8 +48,10 @@ group key), journal alert.fired or alert.resolved with the labels, startsAt and
 the query's value, and name the playbook (alerts.playbooks in the context, then
 the built-in mapping). Notifications go to alerts.notify webhooks. Where the
 context's autopilot lists the service for the lever kind (autopilot: {retries:
-[checkout]}), the playbook's first action runs unattended as "automation"
-through every guard, with a TTL of alerts.autopilot-ttl (10m).
+[checkout]}), the playbook runs unattended as "automation" up to its first
+lever step whose when: holds (its checks run; a lever step whose condition
+does not hold is skipped), and that lever is pulled through every guard, with
+a TTL of alerts.autopilot-ttl (10m).
 
 Every event is claimed in Redis first, so replicas and Alertmanager's retries
 act once. /healthz, /readyz and /metrics answer on --management-addr.

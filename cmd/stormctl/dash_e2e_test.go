@@ -111,8 +111,10 @@ func TestDashboardEndToEnd(t *testing.T) {
 		re   *regexp.Regexp
 	}{
 		1: {"the check to pass", regexp.MustCompile(`✓ check\s+Retries are now the load`)},
-		2: {"the plan", regexp.MustCompile(`(?s)✓ evidence.*Type checkout->payment-gateway to confirm`)},
-		3: {"the step to pass", regexp.MustCompile(`step retries-off passed: applied retries=off`)},
+		2: {"no 429s retried", regexp.MustCompile(`✗ check\s+The caller retries the dependency's 429s`)},
+		3: {"the requests still succeed", regexp.MustCompile(`✓ check\s+No 429s are retried`)},
+		4: {"the plan", regexp.MustCompile(`(?s)✓ evidence.*Type checkout->payment-gateway to confirm`)},
+		5: {"the step to pass", regexp.MustCompile(`step retries-cap passed: applied retries=cap:2`)},
 	}
 	for _, k := range readmeStormKeys(t) {
 		if k.text != "" {
@@ -125,9 +127,9 @@ func TestDashboardEndToEnd(t *testing.T) {
 			s.waitFor(w.what, w.re, 30*time.Second)
 		}
 	}
-	s.waitFor("the dialog to close and the lever to show", regexp.MustCompile(`retries checkout->payment-gateway=off  \d+m\d+s left`), 10*time.Second)
+	s.waitFor("the dialog to close and the lever to show", regexp.MustCompile(`retries checkout->payment-gateway=cap:2  \d+m\d+s left`), 10*time.Second)
 	// The selection stays on the action step, marked (NO_COLOR) with ›.
-	s.waitFor("the selection on the action step", regexp.MustCompile(`›\S* ✓ action Turn the caller's retries off`), 10*time.Second)
+	s.waitFor("the selection on the action step", regexp.MustCompile(`›\S* ✓ action Cap the caller's retries at 2`), 10*time.Second)
 	s.waitFor("amplification to fall", regexp.MustCompile(`amplification\s+[\d.]+ . (ok|WARN)`), 150*time.Second)
 
 	s.keys("w")
@@ -163,7 +165,7 @@ func TestDashboardEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatalf("journal export: %v\n%s", err, out)
 	}
-	for _, want := range []string{"**applied** retries `off` on `checkout->payment-gateway`", "retries-off", "e2e"} {
+	for _, want := range []string{"**applied** retries `cap:2` on `checkout->payment-gateway`", "retries-cap", "e2e"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("journal export lacks %q:\n%s", want, out)
 		}

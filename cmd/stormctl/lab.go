@@ -107,7 +107,7 @@ of simulated time, honouring for:; what fires or resolves is grouped as
 Alertmanager would (group_by alertname, service, dependency; --group-wait) and
 delivered to the real receiver of 'alerts serve' on the lab's control plane,
 whose autopilot (the context's autopilot list, else retries and breakers of
-any service) pulls the playbook's first lever through every guard. A lever
+any service) pulls the playbook's chosen lever through every guard. A lever
 reaches the fleet at the simulated instant it was pulled and lives its TTL
 (alerts.autopilot-ttl, 10m) of simulated time; the playbook's verify step is
 not run. The summary adds "autopilot": the levers pulled, when the first

@@ -9,9 +9,10 @@ import (
 )
 
 // `lab run --autopilot -o json` keeps the summary's keys and adds what the
-// autopilot did: gateway-blip's storm pulls retries off for the call, as
-// the automation identity's lever reaching the fleet, within 30 s of the
-// first retry alert; --events cannot be given with it.
+// autopilot did: gateway-blip's storm, while the retries still rescue the
+// requests, has them capped for the call, as the automation identity's
+// lever reaching the fleet, within 30 s of the first retry alert; --events
+// cannot be given with it.
 func TestLabRunAutopilot(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs gateway-blip with the alerting loop")
@@ -43,7 +44,7 @@ func TestLabRunAutopilot(t *testing.T) {
 		t.Fatalf("summary %s", stdout)
 	}
 	a := ap.Actions[0]
-	if a.Kind != "retries" || a.Target != "checkout->payment-gateway" || a.Value != "off" || a.AtS != *ap.LeverS {
+	if a.Kind != "retries" || a.Target != "checkout->payment-gateway" || a.Value != "cap:2" || a.AtS != *ap.LeverS {
 		t.Errorf("first action %+v, lever_s %v", a, *ap.LeverS)
 	}
 	if ap.FirstSignalS != nil && *ap.LeverS-*ap.FirstSignalS > 30 {
