@@ -148,11 +148,7 @@ func TestRetryAmplificationRefusalsAndResumeInTheLab(t *testing.T) {
 
 	s.until(t, time.Minute)
 	r := newRun()
-	for _, id := range []string{"throttled-retries", "retries-still-save-requests"} {
-		if _, err := r.RunStep(ctx, id, Input{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	// The cap's condition rests on checks not run yet: they run first.
 	_, err := r.RunStep(ctx, "retries-cap", Input{Yes: true})
 	if code := exit.Code(err); code != exit.Refused || !strings.Contains(err.Error(), "requires step confirm-amplification") {
 		t.Fatalf("before the storm: exit %d, %v", code, err)
@@ -166,14 +162,9 @@ func TestRetryAmplificationRefusalsAndResumeInTheLab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The checks from before the storm no longer tell: the responder runs them again.
-	storm := newRun()
-	for _, id := range []string{"throttled-retries", "retries-still-save-requests"} {
-		if _, err := storm.RunStep(ctx, id, Input{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	err = storm.RunAll(ctx, Input{Yes: true})
+	// The checks recorded before the storm no longer tell: the conditions
+	// that rest on them evaluate them again.
+	err = newRun().RunAll(ctx, Input{Yes: true})
 	if code := exit.Code(err); code != exit.Conflict || !strings.Contains(err.Error(), "of bob") {
 		t.Fatalf("with bob's lever: exit %d, %v", code, err)
 	}
@@ -204,9 +195,9 @@ func TestRetryAmplificationRefusalsAndResumeInTheLab(t *testing.T) {
 	equal(t, events, []string{
 		"playbook.step.failed throttled-retries", "playbook.step.passed retries-still-save-requests", // too early
 		"playbook.step.failed confirm-amplification", "playbook.step.failed retries-cap",
-		"playbook.step.passed throttled-retries", "playbook.step.skipped retries-still-save-requests", // the 429s are retried by now
-		"playbook.step.passed confirm-amplification", "playbook.step.passed shedding-note",
-		"playbook.step.passed do-not-restart", "playbook.step.skipped retries-cap",
+		"playbook.step.passed confirm-amplification", "playbook.step.passed throttled-retries", "playbook.step.passed shedding-note",
+		"playbook.step.passed do-not-restart", "playbook.step.skipped retries-still-save-requests", // the 429s are retried by now
+		"playbook.step.skipped retries-cap",
 		"action.refused retries-off", "playbook.step.failed retries-off", // bob's lever
 		"playbook.step.passed confirm-amplification", "action.applied retries-off", "playbook.step.passed retries-off", // resumed
 		"playbook.step.passed amplification-recovered", "playbook.step.passed afterwards",

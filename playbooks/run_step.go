@@ -27,6 +27,9 @@ func (r *Run) RunStep(ctx context.Context, id string, in Input) (StepState, erro
 	if err := r.Start(ctx); err != nil {
 		return StepState{}, err
 	}
+	if err := r.refresh(ctx, s, in); err != nil {
+		return r.record(ctx, s, StepState{}, err)
+	}
 	if ok, why := r.when(s); !ok {
 		return r.record(ctx, s, StepState{Status: Skipped, Outcome: why}, nil)
 	}
@@ -55,6 +58,27 @@ func (r *Run) Applies(id string) (bool, string) {
 		return false, r.unknownStep(id).Error()
 	}
 	return r.when(s)
+}
+
+// refresh evaluates, before step s decides on its when:, the check its
+// condition names if this run has not evaluated it yet (and, first, the
+// check that check's own condition names): a check recorded by an earlier
+// run for the incident says nothing about now, and one never run should
+// not make the step skip for that alone. A check that fails is an outcome,
+// not an error.
+func (r *Run) refresh(ctx context.Context, s *Step, in Input) error {
+	if s.When == nil {
+		return nil
+	}
+	id, _ := s.When.condition()
+	c := r.pb.Step(id)
+	if c == nil || c.Type != Check || r.fresh[id] {
+		return nil
+	}
+	if _, err := r.RunStep(ctx, id, in); err != nil && !isCheckFailure(err) {
+		return err
+	}
+	return nil
 }
 
 // when says whether the step's condition holds, and if not, why.

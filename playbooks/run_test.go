@@ -94,6 +94,34 @@ func TestRetriesThatStillSaveRequestsAreCapped(t *testing.T) {
 	}
 }
 
+// A condition resting on a check that an earlier run recorded evaluates
+// it again: the requests succeeded then, they fail now, so the cap is
+// skipped and retries go off.
+func TestResumedConditionIsEvaluatedAgain(t *testing.T) {
+	w := newWorld(map[string][]*float64{"amplification": {val(1.5)}, "throttle_retries": {val(0)}, "edge_error_rate": {val(0.01), val(0.4)}})
+	pb := builtin(t, "retry-amplification")
+	if _, err := newRun(t, pb, w, "INC4", checkoutPayments).RunStep(context.Background(), "retries-still-save-requests", Input{}); err != nil {
+		t.Fatal(err)
+	}
+	later := newRun(t, pb, w, "INC4", checkoutPayments)
+	later.Resume(w.j.entries)
+	if st, _ := later.State("retries-still-save-requests"); st.Status != Passed || !st.Earlier {
+		t.Fatalf("resumed state %+v, want passed earlier", st)
+	}
+	if st, err := later.RunStep(context.Background(), "retries-cap", Input{Yes: true}); err != nil || st.Status != Skipped {
+		t.Fatalf("cap %+v, %v; want skipped on the evidence of now", st, err)
+	}
+	if _, err := later.RunStep(context.Background(), "retries-off", Input{Yes: true}); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.l.applied) != 1 || w.l.applied[0].Value != "off" {
+		t.Fatalf("applied %+v, want retries off", w.l.applied)
+	}
+	if w.m.calls["edge_error_rate"] != 2 {
+		t.Fatalf("edge_error_rate measured %d times, want twice (once per run)", w.m.calls["edge_error_rate"])
+	}
+}
+
 func TestCheckFailedStopsWithExit4(t *testing.T) {
 	w := newWorld(map[string][]*float64{"amplification": {val(1.05)}})
 	r := newRun(t, builtin(t, "retry-amplification"), w, "INC1", checkoutPayments)
@@ -167,11 +195,6 @@ func TestRefusalThenResume(t *testing.T) {
 func TestRequirementRefusedWhenEvidenceGone(t *testing.T) {
 	w := newWorld(map[string][]*float64{"amplification": {val(1.0)}, "throttle_retries": {val(0)}, "edge_error_rate": {val(0.01)}})
 	r := newRun(t, builtin(t, "retry-amplification"), w, "INC1", checkoutPayments)
-	for _, id := range []string{"throttled-retries", "retries-still-save-requests"} {
-		if _, err := r.RunStep(context.Background(), id, Input{}); err != nil {
-			t.Fatal(err)
-		}
-	}
 	_, err := r.RunStep(context.Background(), "retries-cap", Input{Yes: true})
 	wantCode(t, err, exit.Refused)
 	var re *RequirementError
