@@ -60,19 +60,27 @@ func (r *Run) Applies(id string) (bool, string) {
 	return r.when(s)
 }
 
+// conditionMaxAge is how old a check's result may be for a when: to rest
+// on it: about one rate window, the span the saved queries measure over.
+const conditionMaxAge = time.Minute
+
 // refresh evaluates, before step s decides on its when:, the check its
-// condition names if this run has not evaluated it yet (and, first, the
-// check that check's own condition names): a check recorded by an earlier
-// run for the incident says nothing about now, and one never run should
-// not make the step skip for that alone. A check that fails is an outcome,
-// not an error.
+// condition names unless this run evaluated it within conditionMaxAge
+// (and, first, the check that check's own condition names): a check
+// recorded by an earlier run for the incident, or minutes ago while the
+// responder looked elsewhere, says nothing about now, and one never run
+// should not make the step skip for that alone. A check that fails is an
+// outcome, not an error.
 func (r *Run) refresh(ctx context.Context, s *Step, in Input) error {
 	if s.When == nil {
 		return nil
 	}
 	id, _ := s.When.condition()
 	c := r.pb.Step(id)
-	if c == nil || c.Type != Check || r.fresh[id] {
+	if c == nil || c.Type != Check {
+		return nil
+	}
+	if st := r.states[id]; r.fresh[id] && st.At != nil && r.env.Clock.Now().Sub(*st.At) <= conditionMaxAge {
 		return nil
 	}
 	if _, err := r.RunStep(ctx, id, in); err != nil && !isCheckFailure(err) {

@@ -122,6 +122,28 @@ func TestResumedConditionIsEvaluatedAgain(t *testing.T) {
 	}
 }
 
+// Within one run too: a check from a minute and more ago is measured
+// again before a condition rests on it; a recent one is taken as is.
+func TestOldConditionIsMeasuredAgain(t *testing.T) {
+	w := newWorld(map[string][]*float64{"amplification": {val(1.5)}, "throttle_retries": {val(0)}, "edge_error_rate": {val(0.01), val(0.4)}})
+	r := newRun(t, builtin(t, "retry-amplification"), w, "INC6", checkoutPayments)
+	ctx := context.Background()
+	if _, err := r.RunStep(ctx, "retries-still-save-requests", Input{}); err != nil {
+		t.Fatal(err)
+	}
+	w.clock.now = w.clock.now.Add(30 * time.Second)
+	if ok, why := r.Applies("retries-cap"); !ok {
+		t.Fatalf("cap does not apply 30s after the check: %s", why)
+	}
+	w.clock.now = w.clock.now.Add(time.Minute)
+	if st, err := r.RunStep(ctx, "retries-cap", Input{Yes: true}); err != nil || st.Status != Skipped {
+		t.Fatalf("cap %+v, %v; want skipped on the check measured again", st, err)
+	}
+	if w.m.calls["edge_error_rate"] != 2 {
+		t.Fatalf("edge_error_rate measured %d times, want twice", w.m.calls["edge_error_rate"])
+	}
+}
+
 func TestCheckFailedStopsWithExit4(t *testing.T) {
 	w := newWorld(map[string][]*float64{"amplification": {val(1.05)}})
 	r := newRun(t, builtin(t, "retry-amplification"), w, "INC1", checkoutPayments)
