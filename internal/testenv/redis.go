@@ -1,7 +1,6 @@
 package testenv
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -41,7 +40,7 @@ type Redis struct {
 	t    testing.TB
 	cmd  *exec.Cmd
 	done chan struct{}
-	log  bytes.Buffer
+	log  *syncBuffer
 }
 
 // StartRedis starts a redis-server on a free loopback port; it is stopped
@@ -72,7 +71,7 @@ func (r *Redis) URL(user, password string) string {
 
 func (r *Redis) args() []string {
 	a := []string{"--bind", "127.0.0.1", "--dir", r.Dir, "--save", "", "--daemonize", "no",
-		"--protected-mode", "no", "--loglevel", "warning"}
+		"--protected-mode", "no", "--loglevel", "notice"}
 	if r.opts.Persist {
 		a = append(a, "--appendonly", "yes", "--appendfsync", "always")
 	} else {
@@ -102,18 +101,29 @@ func (r *Redis) args() []string {
 	return a
 }
 
+// start runs redis-server and waits until it is ready: it listens before
+// it has loaded its data (and answers -LOADING meanwhile), so readiness is
+// the log line it writes once loaded, whatever auth or TLS it demands.
 func (r *Redis) start() {
 	r.t.Helper()
-	r.log.Reset()
+	r.log = &syncBuffer{}
 	r.cmd = exec.Command("redis-server", r.args()...)
-	r.cmd.Stdout, r.cmd.Stderr = &r.log, &r.log
+	r.cmd.Stdout, r.cmd.Stderr = r.log, r.log
 	if err := r.cmd.Start(); err != nil {
 		r.t.Fatalf("start redis-server: %v", err)
 	}
 	r.done = make(chan struct{})
 	go func(c *exec.Cmd, done chan struct{}) { _ = c.Wait(); close(done) }(r.cmd, r.done)
-	if err := waitTCP(r.Addr, r.done, 10*time.Second); err != nil {
-		r.t.Fatalf("redis-server: %v\n%s", err, r.log.String())
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(r.log.String(), "Ready to accept connections") {
+		select {
+		case <-r.done:
+			r.t.Fatalf("redis-server exited before it was ready on %s\n%s", r.Addr, r.log.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("redis-server not ready on %s after 10s\n%s", r.Addr, r.log.String())
+		}
 	}
 }
 

@@ -4,11 +4,9 @@
 package testenv
 
 import (
-	"fmt"
 	"net"
 	"os/exec"
 	"testing"
-	"time"
 )
 
 // Need skips or fails the test when a server binary is missing: under CI
@@ -31,23 +29,4 @@ func FreePort(t testing.TB) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
-}
-
-// waitTCP waits until addr accepts connections or the process exits.
-func waitTCP(addr string, exited <-chan struct{}, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		select {
-		case <-exited:
-			return fmt.Errorf("server exited before listening on %s", addr)
-		default:
-		}
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err == nil {
-			c.Close()
-			return nil
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return fmt.Errorf("nothing listening on %s after %s", addr, timeout)
 }
