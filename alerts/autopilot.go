@@ -243,10 +243,10 @@ func chooseAction(ctx context.Context, run *playbooks.Run, pb *playbooks.Playboo
 				return nil, nil, err
 			}
 		case s.Op == playbooks.OpRelease:
+		case !run.Skips(s.ID):
+			act = s
 		default:
-			if ok, _ := run.Applies(s.ID); ok {
-				act = s
-			} else if _, err := run.RunStep(ctx, s.ID, playbooks.Input{Yes: true}); err != nil {
+			if _, err := run.RunStep(ctx, s.ID, playbooks.Input{Yes: true}); err != nil {
 				return nil, nil, err // journals the step as skipped
 			}
 		}

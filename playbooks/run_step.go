@@ -50,14 +50,31 @@ func (r *Run) RunStep(ctx context.Context, id string, in Input) (StepState, erro
 	return r.record(ctx, s, st, err)
 }
 
-// Applies says whether step id's when: condition holds now, and if not,
-// why: the unattended autopilot chooses among conditional action steps.
-func (r *Run) Applies(id string) (bool, string) {
+// Skips says whether step id would be skipped for its when: on what this
+// run knows now, with no check to measure again first (see refresh): the
+// dashboard journals such an action as skipped instead of asking to
+// confirm it, and the autopilot passes over it.
+func (r *Run) Skips(id string) bool {
 	s := r.pb.Step(id)
-	if s == nil {
-		return false, r.unknownStep(id).Error()
+	if s == nil || s.When == nil {
+		return false
 	}
-	return r.when(s)
+	if c := r.pb.Step(conditionOf(s)); c != nil && c.Type == Check && !r.current(c.ID) {
+		return false
+	}
+	ok, _ := r.when(s)
+	return !ok
+}
+
+func conditionOf(s *Step) string {
+	id, _ := s.When.condition()
+	return id
+}
+
+// current says whether this run evaluated step id within conditionMaxAge.
+func (r *Run) current(id string) bool {
+	st := r.states[id]
+	return r.fresh[id] && st.At != nil && r.env.Clock.Now().Sub(*st.At) <= conditionMaxAge
 }
 
 // conditionMaxAge is how old a check's result may be for a when: to rest
@@ -75,15 +92,11 @@ func (r *Run) refresh(ctx context.Context, s *Step, in Input) error {
 	if s.When == nil {
 		return nil
 	}
-	id, _ := s.When.condition()
-	c := r.pb.Step(id)
-	if c == nil || c.Type != Check {
+	c := r.pb.Step(conditionOf(s))
+	if c == nil || c.Type != Check || r.current(c.ID) {
 		return nil
 	}
-	if st := r.states[id]; r.fresh[id] && st.At != nil && r.env.Clock.Now().Sub(*st.At) <= conditionMaxAge {
-		return nil
-	}
-	if _, err := r.RunStep(ctx, id, in); err != nil && !isCheckFailure(err) {
+	if _, err := r.RunStep(ctx, c.ID, in); err != nil && !isCheckFailure(err) {
 		return err
 	}
 	return nil

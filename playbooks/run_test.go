@@ -132,10 +132,13 @@ func TestOldConditionIsMeasuredAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.clock.now = w.clock.now.Add(30 * time.Second)
-	if ok, why := r.Applies("retries-cap"); !ok {
-		t.Fatalf("cap does not apply 30s after the check: %s", why)
+	if r.Skips("retries-cap") || !r.Skips("retries-off") {
+		t.Fatal("30s after the check: the cap should apply and retries off be ruled out")
 	}
 	w.clock.now = w.clock.now.Add(time.Minute)
+	if r.Skips("retries-cap") {
+		t.Fatal("a check over a minute old rules the cap out before it is measured again")
+	}
 	if st, err := r.RunStep(ctx, "retries-cap", Input{Yes: true}); err != nil || st.Status != Skipped {
 		t.Fatalf("cap %+v, %v; want skipped on the check measured again", st, err)
 	}

@@ -107,9 +107,10 @@ func (m *Model) runSelectedStep() tea.Cmd {
 		m.setStatus("step "+r+" is still running", true)
 		return nil
 	}
-	// An action whose when: does not hold is journaled as skipped, with no
-	// confirmation to ask for.
-	if st.Type == playbooks.Action && m.pb.applies(st.ID) {
+	// An action its when: already rules out is journaled as skipped, with no
+	// confirmation to ask for; one whose condition rests on a check still
+	// to measure asks, and is skipped on confirming if the check says so.
+	if st.Type == playbooks.Action && !m.pb.skips(st.ID) {
 		if !m.canAct() {
 			return nil
 		}

@@ -59,7 +59,7 @@ type Playbook interface {
 	Next() *playbooks.Step
 	Plan(ctx context.Context, id string, in playbooks.Input) (*playbooks.LeverResult, error)
 	RunStep(ctx context.Context, id string, in playbooks.Input) (playbooks.StepState, error)
-	Applies(id string) (bool, string)
+	Skips(id string) bool
 }
 
 // Deps are the dashboard's connections; a nil one is shown as not
@@ -121,11 +121,10 @@ func (l *lockedPlaybook) snapshot() stepsSnapshot {
 	return s
 }
 
-func (l *lockedPlaybook) applies(id string) bool {
+func (l *lockedPlaybook) skips(id string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	ok, _ := l.p.Applies(id)
-	return ok
+	return l.p.Skips(id)
 }
 
 func (l *lockedPlaybook) plan(ctx context.Context, id string, force bool) (*playbooks.LeverResult, error) {

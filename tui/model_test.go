@@ -331,6 +331,20 @@ func TestPlaybookSteps(t *testing.T) {
 	h.contains("✓ action Turn the caller's retries off")
 }
 
+// An action whose condition rests on a check not measured yet asks to be
+// confirmed: the check is measured when it runs, not guessed from nothing.
+func TestPlaybookActionBeforeItsCheck(t *testing.T) {
+	w := newWorld()
+	deps := w.deps()
+	deps.Playbook = playbookWorld(t, w)
+	h := newHarness(t, w.c, deps, Options{Actor: "alice"}, 120, 40)
+	h.key("tab", "tab", "down", "down", "down", "down", "down")
+	h.contains("› ○ action Cap the caller's retries at 2")
+	h.key("enter")
+	h.settle()
+	h.contains("Playbook step retries-cap", "Type checkout->payment-gateway to confirm")
+}
+
 // With one shared Redis user the header says that roles and approvals are
 // advisory; with per-person users it says nothing.
 func TestHeaderSaysSharedIdentityIsAdvisory(t *testing.T) {
