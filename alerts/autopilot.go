@@ -209,12 +209,17 @@ func (p *Autopilot) fired(ctx context.Context, ev *Event) Decision {
 	return d
 }
 
-// leverSteps are pb's steps that apply a lever in the playbook's own flow
-// (not the rollbacks), in order.
+// isLever says whether s applies a lever in the playbook's own flow (not
+// a release, not a rollback).
+func isLever(s *playbooks.Step) bool {
+	return s.Type == playbooks.Action && s.Op != playbooks.OpRelease && s.RollbackOf() == ""
+}
+
+// leverSteps are pb's lever steps, in order.
 func leverSteps(pb *playbooks.Playbook) []*playbooks.Step {
 	var out []*playbooks.Step
 	for _, s := range pb.Steps {
-		if s.Type == playbooks.Action && s.Op != playbooks.OpRelease && s.RollbackOf() == "" {
+		if isLever(s) {
 			out = append(out, s)
 		}
 	}
@@ -231,7 +236,6 @@ func leverSteps(pb *playbooks.Playbook) []*playbooks.Step {
 func chooseAction(ctx context.Context, run *playbooks.Run, pb *playbooks.Playbook) (act, verify *playbooks.Step, err error) {
 	for _, s := range pb.Steps {
 		switch {
-		case s.RollbackOf() != "" || s.Type == playbooks.Note || s.Type == playbooks.Ask:
 		case act != nil:
 			if s.Type == playbooks.Wait {
 				return act, s, nil
@@ -242,7 +246,7 @@ func chooseAction(ctx context.Context, run *playbooks.Run, pb *playbooks.Playboo
 			if _, err := run.RunStep(ctx, s.ID, playbooks.Input{Yes: true}); err != nil {
 				return nil, nil, err
 			}
-		case s.Op == playbooks.OpRelease:
+		case !isLever(s): // notes, questions, releases and rollbacks
 		case !run.Skips(s.ID):
 			act = s
 		default:
