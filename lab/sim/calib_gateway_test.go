@@ -2,6 +2,8 @@ package sim
 
 import (
 	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -37,5 +39,62 @@ func TestGatewayBlipLeverBound(t *testing.T) {
 	}
 	if worst["cap:2"] >= worst["off"] || worst["cap:2"] >= worst["cap:3"] {
 		t.Errorf("cap:2 is not the best lever at 195s: worst minutes %v", worst)
+	}
+}
+
+// The bound holds for any controller of the retries lever, not only for the
+// autopilot's timing. On seed 1, cap:3 pulled at 215 s, just before the
+// merchant's rate limit runs out, keeps the edge under 5%: an oracle that
+// knew when it runs out could meet the goal there. On seed 4 the same lever
+// at the same time falls into the 429 storm, and no schedule of the lever
+// searched here (off, cap:2 or cap:3 from 165 s to 225 s, then tightened
+// 10-40 s later) keeps the edge under 5%.
+func TestGatewayBlipNoRetryScheduleUnder5Pct(t *testing.T) {
+	sc := findScenario(t, "gateway-blip")
+	const target = "checkout->payment-gateway"
+	worst := func(t *testing.T, seed uint64, ev ...LeverEvent) float64 {
+		return runSim(t, sc, Options{Seed: seed, Until: 330 * time.Second, Events: ev}, nil).Summary().MaxEdge5xxShare
+	}
+	at := func(sec int, v string) LeverEvent {
+		return LeverEvent{At: Duration(time.Duration(sec) * time.Second), Kind: "retries", Target: target, Value: v}
+	}
+	if w := worst(t, 1, at(215, "cap:3")); w > 0.05 {
+		t.Errorf("seed 1, cap:3 at 215s: worst minute %.1f%%, want under 5%%", 100*w)
+	}
+	tighter := map[string][]string{"cap:3": {"cap:2", "off"}, "cap:2": {"off"}, "off": nil}
+	var schedules [][]LeverEvent
+	for _, t1 := range []int{165, 180, 195, 205, 215, 225} {
+		for first, next := range tighter {
+			schedules = append(schedules, []LeverEvent{at(t1, first)})
+			for _, d := range []int{10, 25, 40} {
+				for _, v := range next {
+					schedules = append(schedules, []LeverEvent{at(t1, first), at(t1+d, v)})
+				}
+			}
+		}
+	}
+	var mu sync.Mutex
+	best, bestAt := 1.0, ""
+	t.Run("seed 4", func(t *testing.T) {
+		for _, ev := range schedules {
+			var steps []string
+			for _, e := range ev {
+				steps = append(steps, fmt.Sprintf("%s@%v", e.Value, e.At.D()))
+			}
+			name := strings.Join(steps, ",")
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				w := worst(t, 4, ev...)
+				mu.Lock()
+				defer mu.Unlock()
+				if w < best {
+					best, bestAt = w, name
+				}
+			})
+		}
+	})
+	t.Logf("seed 4: the best of %d retry lever schedules is %s, worst minute %.1f%%", len(schedules), bestAt, 100*best)
+	if best <= 0.05 {
+		t.Errorf("seed 4: %s keeps gateway-blip's edge under 5%% (worst minute %.1f%%): measure again and update README", bestAt, 100*best)
 	}
 }
