@@ -73,11 +73,12 @@ func (r *Run) action(ctx context.Context, s *Step, in Input) (StepState, error) 
 }
 
 // requirements makes sure every check an action requires passed in this
-// run, evaluating again the ones that did not run in it (a resumed run),
-// so a lever is never pulled on stale evidence.
+// run within conditionMaxAge, evaluating again the ones that did not (a
+// resumed run, or a check passed minutes ago), so a lever is never pulled
+// on stale evidence.
 func (r *Run) requirements(ctx context.Context, s *Step, in Input) error {
 	for _, id := range s.Requires {
-		if !r.fresh[id] {
+		if !r.current(id) {
 			if _, err := r.RunStep(ctx, id, in); err != nil && !isCheckFailure(err) {
 				return err
 			}

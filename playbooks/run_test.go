@@ -147,6 +147,28 @@ func TestOldConditionIsMeasuredAgain(t *testing.T) {
 	}
 }
 
+// An action's required check passed minutes ago is measured again before
+// the lever is pulled, and the action refused when it no longer holds.
+func TestOldRequirementIsMeasuredAgain(t *testing.T) {
+	w := newWorld(map[string][]*float64{"amplification": {val(1.5), val(1.05)}, "throttle_retries": {val(2)}})
+	r := newRun(t, builtin(t, "retry-amplification"), w, "INC8", checkoutPayments)
+	ctx := context.Background()
+	for _, id := range []string{"confirm-amplification", "throttled-retries", "retries-cap"} {
+		if _, err := r.RunStep(ctx, id, Input{Yes: true}); err != nil {
+			t.Fatal(id, err)
+		}
+	}
+	w.clock.now = w.clock.now.Add(2 * time.Minute)
+	_, err := r.RunStep(ctx, "retries-off", Input{Yes: true})
+	var re *RequirementError
+	if !errors.As(err, &re) || re.Required != "confirm-amplification" {
+		t.Fatalf("retries off on a 2-minute-old check: %v; want refused on confirm-amplification measured again", err)
+	}
+	if w.m.calls["amplification"] != 2 || len(w.l.applied) != 0 {
+		t.Fatalf("amplification measured %d times, levers applied %v; want twice and none", w.m.calls["amplification"], w.l.applied)
+	}
+}
+
 func TestCheckFailedStopsWithExit4(t *testing.T) {
 	w := newWorld(map[string][]*float64{"amplification": {val(1.05)}})
 	r := newRun(t, builtin(t, "retry-amplification"), w, "INC1", checkoutPayments)
