@@ -68,17 +68,8 @@ func TestGAMMAConsumerRouteChangedProducerRouteOnlyWhenNamed(t *testing.T) {
 		got := rules(consumer) + " | " + rules(producer)
 		return got == capped2+" | "+capped2, got
 	})
-	roles := map[string]string{}
-	for _, e := range f.entries(journal.ActuationApplied) {
-		if e.ActionID == l.ActionID {
-			roles[e.Object] = e.Outcome
-		}
-	}
-	want := map[string]string{"httproute/checkout-to-payments in " + f.ns: consumerRole,
-		"httproute/payments-producer in " + f.ns: "producer route of service/payments: every caller of payments (gatewayAPIService)"}
-	if js(roles) != js(want) {
-		t.Errorf("applied with gatewayAPIService: %s, want %s", js(roles), js(want))
-	}
+	f.appliedAs("applied with gatewayAPIService", l.ActionID, map[string]string{"httproute/checkout-to-payments in " + f.ns: consumerRole,
+		"httproute/payments-producer in " + f.ns: "producer route of service/payments: every caller of payments (gatewayAPIService)"})
 	f.release(lever.Retries, "checkout->payments")
 	eventually(t, "both restored", func() (bool, string) {
 		got := rules(consumer) + " | " + rules(producer)

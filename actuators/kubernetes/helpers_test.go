@@ -200,6 +200,21 @@ func eventually(t testing.TB, what string, cond func() (bool, string)) {
 	}
 }
 
+// appliedAs waits until the actuation.applied entries of action id name
+// exactly the objects in want, each with its role (the entry's outcome).
+func (f *fixture) appliedAs(what, id string, want map[string]string) {
+	f.t.Helper()
+	eventually(f.t, what, func() (bool, string) {
+		roles := map[string]string{}
+		for _, e := range f.entries(journal.ActuationApplied) {
+			if e.ActionID == id {
+				roles[e.Object] = e.Outcome
+			}
+		}
+		return js(roles) == js(want), js(roles)
+	})
+}
+
 // journaled waits until at least n entries of event ev are in the journal
 // and returns them all: the actuator journals after its patch, so an
 // object can show the change before its entry is written.

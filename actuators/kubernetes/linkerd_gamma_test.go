@@ -89,21 +89,13 @@ func TestLinkerdConsumerRouteChangedProducerRouteOnlyWhenNamed(t *testing.T) {
 	l := f.apply(lever.Retries, "checkout->payments", "cap:2", 10*time.Minute)
 	want("every route and the Service capped",
 		"http=gateway-error limit=1 (saved) | http=5xx limit=1 timeout=300ms (saved) | http=5xx limit=1 (saved) | http=5xx limit=1 timeout=300ms (saved)")
-	roles := map[string]string{}
-	for _, e := range f.entries(journal.ActuationApplied) {
-		if e.ActionID == l.ActionID {
-			roles[e.Object] = e.Outcome
-		}
-	}
 	producerRole := "producer route of service/payments: every caller of payments (linkerdService)"
-	if want := map[string]string{
+	f.appliedAs("applied with linkerdService", l.ActionID, map[string]string{
 		"httproute.policy.linkerd.io/checkout-to-payments in " + f.ns: consumerRole,
 		"httproute/payments-producer in " + f.ns:                      producerRole,
 		"httproute.policy.linkerd.io/payments-refunds in " + f.ns:     producerRole,
 		"service/payments in " + f.ns:                                 "",
-	}; js(roles) != js(want) {
-		t.Errorf("applied with linkerdService: %s, want %s", js(roles), js(want))
-	}
+	})
 	f.release(lever.Retries, "checkout->payments")
 	want("restored with linkerdService", original)
 	if n := len(f.entries(journal.ActuationFailed)); n != failed {

@@ -53,7 +53,7 @@ func TestGatewayBlipNoRetryScheduleUnder5Pct(t *testing.T) {
 	sc := findScenario(t, "gateway-blip")
 	const target = "checkout->payment-gateway"
 	worst := func(t *testing.T, seed uint64, ev ...LeverEvent) float64 {
-		return runSim(t, sc, Options{Seed: seed, Until: 330 * time.Second, Events: ev}, nil).Summary().MaxEdge5xxShare
+		return runSim(t, sc, Options{Seed: seed, Until: 300 * time.Second, Events: ev}, nil).Summary().MaxEdge5xxShare
 	}
 	at := func(sec int, v string) LeverEvent {
 		return LeverEvent{At: Duration(time.Duration(sec) * time.Second), Kind: "retries", Target: target, Value: v}
