@@ -125,7 +125,9 @@ type Step struct {
 
 // When makes a step conditional on the outcome of an earlier step: a check
 // or wait that passed or failed, or any step that was skipped (the "else"
-// of a conditional step).
+// of a conditional step; when this run has not decided that step and no
+// earlier run skipped it, its condition measured now says whether it would
+// be).
 type When struct {
 	Passed  string `yaml:"passed" json:"passed,omitempty"`
 	Failed  string `yaml:"failed" json:"failed,omitempty"`

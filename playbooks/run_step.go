@@ -59,11 +59,38 @@ func (r *Run) Skips(id string) bool {
 	if s == nil || s.When == nil {
 		return false
 	}
-	if c := r.pb.Step(conditionOf(s)); c != nil && c.Type == Check && !r.current(c.ID) {
+	if !r.decided(s) {
 		return false
 	}
 	ok, _ := r.when(s)
 	return !ok
+}
+
+// decided says whether step s's when: can be answered without measuring:
+// the check it rests on, directly or through the step it is the else of,
+// is current.
+func (r *Run) decided(s *Step) bool {
+	c := r.pb.Step(conditionOf(s))
+	switch {
+	case c == nil:
+		return true
+	case c.Type == Check:
+		return r.current(c.ID)
+	case r.elseOfUndecided(s):
+		return r.decided(c)
+	}
+	return true
+}
+
+// elseOfUndecided says whether s is the else of (when: {skipped: X}) a
+// step X this run has not decided and no earlier run skipped: X's
+// condition now decides for s, not that an earlier run ran X or that no
+// run has reached it. A skip recorded earlier stands, since a resumed run
+// does not go back to X: s, the conservative branch, then runs.
+func (r *Run) elseOfUndecided(s *Step) bool {
+	id, want := s.When.condition()
+	x, st := r.pb.Step(id), r.states[id]
+	return want == Skipped && x != nil && x.When != nil && !r.fresh[id] && (st == nil || st.Status != Skipped)
 }
 
 func conditionOf(s *Step) string {
@@ -93,6 +120,9 @@ func (r *Run) refresh(ctx context.Context, s *Step, in Input) error {
 		return nil
 	}
 	c := r.pb.Step(conditionOf(s))
+	if c != nil && c.Type != Check && r.elseOfUndecided(s) {
+		return r.refresh(ctx, c, in)
+	}
 	if c == nil || c.Type != Check || r.current(c.ID) {
 		return nil
 	}
@@ -108,6 +138,12 @@ func (r *Run) when(s *Step) (bool, string) {
 		return true, ""
 	}
 	id, want := s.When.condition()
+	if r.elseOfUndecided(s) {
+		if ok, _ := r.when(r.pb.Step(id)); ok {
+			return false, fmt.Sprintf("when: step %s would run now, so this, its else, does not", id)
+		}
+		return true, ""
+	}
 	st := r.states[id]
 	switch {
 	case st == nil || st.Status == Pending:
