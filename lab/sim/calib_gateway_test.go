@@ -26,7 +26,7 @@ func TestGatewayBlipLeverBound(t *testing.T) {
 	for _, v := range []string{"off", "cap:2", "cap:3"} {
 		var seeds []string
 		for seed := uint64(1); seed <= 3; seed++ {
-			ev := []LeverEvent{{At: Duration(195 * time.Second), Kind: "retries", Target: "checkout->payment-gateway", Value: v}}
+			ev := []LeverEvent{gatewayRetries(195, v)}
 			s := runSim(t, sc, Options{Seed: seed, Until: 6 * time.Minute, Events: ev}, nil)
 			share := s.Summary().MaxEdge5xxShare
 			worst[v] = max(worst[v], share)
@@ -51,24 +51,20 @@ func TestGatewayBlipLeverBound(t *testing.T) {
 // 10-40 s later) keeps the edge under 5%.
 func TestGatewayBlipNoRetryScheduleUnder5Pct(t *testing.T) {
 	sc := findScenario(t, "gateway-blip")
-	const target = "checkout->payment-gateway"
 	worst := func(t *testing.T, seed uint64, ev ...LeverEvent) float64 {
 		return runSim(t, sc, Options{Seed: seed, Until: 300 * time.Second, Events: ev}, nil).Summary().MaxEdge5xxShare
 	}
-	at := func(sec int, v string) LeverEvent {
-		return LeverEvent{At: Duration(time.Duration(sec) * time.Second), Kind: "retries", Target: target, Value: v}
-	}
-	if w := worst(t, 1, at(215, "cap:3")); w > 0.05 {
+	if w := worst(t, 1, gatewayRetries(215, "cap:3")); w > 0.05 {
 		t.Errorf("seed 1, cap:3 at 215s: worst minute %.1f%%, want under 5%%", 100*w)
 	}
 	tighter := map[string][]string{"cap:3": {"cap:2", "off"}, "cap:2": {"off"}, "off": nil}
 	var schedules [][]LeverEvent
 	for _, t1 := range []int{165, 180, 195, 205, 215, 225} {
 		for first, next := range tighter {
-			schedules = append(schedules, []LeverEvent{at(t1, first)})
+			schedules = append(schedules, []LeverEvent{gatewayRetries(t1, first)})
 			for _, d := range []int{10, 25, 40} {
 				for _, v := range next {
-					schedules = append(schedules, []LeverEvent{at(t1, first), at(t1+d, v)})
+					schedules = append(schedules, []LeverEvent{gatewayRetries(t1, first), gatewayRetries(t1+d, v)})
 				}
 			}
 		}
@@ -106,15 +102,15 @@ func TestGatewayBlipNoRetryScheduleUnder5Pct(t *testing.T) {
 // needs three attempts, and up to three attempts per request at 300
 // requests/s start about 430 calls/s (300 × (1 + 1/3 + 1/9)) against the
 // merchant's limit of 340/s, so on some seeds the burst runs out and the
-// 429 storm follows. A lever pulled 10 s into the
-// blip, sooner than any alert could fire, shows both.
+// 429 storm follows. A lever pulled 10 s into the blip, sooner than any
+// alert could fire, shows both.
 func TestGatewayBlipEarlyLeverArithmetic(t *testing.T) {
 	sc := findScenario(t, "gateway-blip")
 	want := map[string][2]float64{"off": {0.30, 0.36}, "cap:2": {0.10, 0.125}}
 	stormed := 0
 	for seed := uint64(1); seed <= 4; seed++ {
 		for _, v := range []string{"off", "cap:2", "cap:3"} {
-			ev := []LeverEvent{{At: Duration(130 * time.Second), Kind: "retries", Target: "checkout->payment-gateway", Value: v}}
+			ev := []LeverEvent{gatewayRetries(130, v)}
 			w := runSim(t, sc, Options{Seed: seed, Until: 300 * time.Second, Events: ev}, nil).Summary().MaxEdge5xxShare
 			t.Logf("seed %d, retries %s at 130s: worst minute %.1f%%", seed, v, 100*w)
 			switch r, ok := want[v]; {
@@ -130,4 +126,10 @@ func TestGatewayBlipEarlyLeverArithmetic(t *testing.T) {
 	if stormed == 0 {
 		t.Errorf("cap:3 at 130s kept every seed out of the 429 storm: the early lever may now meet the goal; measure again and update README")
 	}
+}
+
+// gatewayRetries is the retries lever on checkout's calls to the gateway,
+// set to v at second sec.
+func gatewayRetries(sec int, v string) LeverEvent {
+	return LeverEvent{At: Duration(time.Duration(sec) * time.Second), Kind: "retries", Target: "checkout->payment-gateway", Value: v}
 }
