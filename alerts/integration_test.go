@@ -15,6 +15,7 @@ import (
 func TestReceiver(t *testing.T) {
 	rg := newRig(t, testenvOptions())
 	t.Run("TwoReplicasActOnce", rg.twoReplicasActOnce)
+	t.Run("DeadHolderLeaseRunsOut", rg.deadHolderLeaseRunsOut)
 	t.Run("Hostile", rg.hostile)
 	t.Run("AutopilotRefuses", rg.autopilotRefuses)
 	t.Run("AutopilotCapsRetriesThatStillRescue", rg.autopilotCaps)

@@ -25,7 +25,7 @@ func NewMetrics() *Metrics {
 			Help: "Webhooks by outcome: accepted, or the refusal (unauthorized, bad_signature, replayed, too_large, too_many_alerts, malformed, error)."},
 			[]string{"outcome"}),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "stormctl_alerts_events_total",
-			Help: "Alert events by status (firing, resolved) and outcome (handled, duplicate, error)."}, []string{"status", "outcome"}),
+			Help: "Alert events by status (firing, resolved) and outcome (handled, duplicate, in_progress: another delivery still held it, error)."}, []string{"status", "outcome"}),
 		autopilot: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "stormctl_alerts_autopilot_total",
 			Help: "Autopilot decisions by outcome (applied, requested, refused, paused, not_allowed, no_action, kept, extended, released, error)."},
 			[]string{"outcome"}),

@@ -37,6 +37,7 @@ type Claims interface {
 	Claim(ctx context.Context, name, value string, ttl time.Duration) (bool, error)
 	Claimed(ctx context.Context, name string) (string, error)
 	Unclaim(ctx context.Context, name, value string) error
+	Settle(ctx context.Context, name, value, next string, ttl time.Duration) (bool, error)
 }
 
 // Receiver turns Alertmanager's alert groups into incidents, journal
@@ -54,7 +55,28 @@ type Receiver struct {
 	// EventTTL is how long an event is remembered as handled; Alertmanager
 	// resends a firing group every repeat_interval (default 4h). Default 48h.
 	EventTTL time.Duration
+	// EventLease is how long one delivery holds an event while acting on
+	// it (DefaultEventLease). A replica that dies mid-event, or loses Redis
+	// before it can free the event, holds it no longer than this; then
+	// Alertmanager's retry, on any replica, acts on it.
+	EventLease time.Duration
 }
+
+// DefaultEventLease is Receiver.EventLease's default. Acting on one event
+// is cut at three quarters of the lease, so a live holder always finishes
+// (or frees the event) before the lease lets another delivery take it.
+const DefaultEventLease = time.Minute
+
+// Claim values of an event: held while a delivery acts on it, then kept
+// for EventTTL as the record that it was acted on.
+const (
+	eventActing = "acting:"
+	eventDone   = "done:"
+)
+
+// errInProgress answers a delivery of an event another delivery is still
+// acting on: 503, so that Alertmanager tries again.
+var errInProgress = errors.New("another delivery of this alert is still being acted on; try again")
 
 // Outcome is what one webhook did.
 type Outcome struct {
@@ -65,15 +87,21 @@ type Outcome struct {
 }
 
 // Handle acts on every alert of m whose event (group, fingerprint, startsAt,
-// status) no delivery has claimed yet. An error leaves the failed event
+// status) no delivery has acted on yet. An error leaves the failed event
 // unclaimed, so Alertmanager's retry can act on it.
 func (r *Receiver) Handle(ctx context.Context, m *Message) (Outcome, error) {
 	var out Outcome
+	lease := cmp.Or(r.EventLease, DefaultEventLease)
 	for _, a := range m.Alerts {
 		name := "alert-event:" + digest(m.GroupKey, a.Fingerprint, a.StartsAt.UTC().Format(time.RFC3339Nano), a.Status)
 		token := journal.NewID()
-		ok, err := r.Claims.Claim(ctx, name, token, cmp.Or(r.EventTTL, 48*time.Hour))
+		ok, err := r.claimEvent(ctx, name, eventActing+token, lease)
 		if err != nil {
+			outcome := "error"
+			if errors.Is(err, errInProgress) {
+				outcome = "in_progress"
+			}
+			r.Metrics.event(a.Status, outcome)
 			return out, err
 		}
 		if !ok {
@@ -81,18 +109,57 @@ func (r *Receiver) Handle(ctx context.Context, m *Message) (Outcome, error) {
 			r.Metrics.event(a.Status, "duplicate")
 			continue
 		}
-		if err := r.handle(ctx, m, a, &out); err != nil {
-			// Freed with a fresh context: the request's may be what ended.
-			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-			_ = r.Claims.Unclaim(uctx, name, token)
+		actx, cancel := context.WithTimeout(ctx, lease*3/4)
+		err = r.handle(actx, m, a, &out)
+		cancel()
+		// Freed or settled with a fresh context: the request's may be what ended.
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		if err != nil {
+			_ = r.Claims.Unclaim(uctx, name, eventActing+token)
 			cancel()
 			r.Metrics.event(a.Status, "error")
 			return out, err
+		}
+		settled, serr := r.Claims.Settle(uctx, name, eventActing+token, eventDone+token, cmp.Or(r.EventTTL, 48*time.Hour))
+		cancel()
+		if !settled || serr != nil {
+			// Acted on, but not recorded as such: a delivery after the
+			// lease acts again (at least once, never lost).
+			r.Log.Warn("alert event acted on but not recorded as done; a later delivery may act on it again", "event", name, "err", serr)
 		}
 		out.Handled++
 		r.Metrics.event(a.Status, "handled")
 	}
 	return out, nil
+}
+
+// claimEvent takes event name for this delivery for lease: true when it is
+// this delivery's to act on, false when an earlier delivery acted on it.
+// While another delivery holds it, claimEvent waits for that one to finish
+// or its lease to run out, up to a quarter of the lease (at most 10 s);
+// then it is errInProgress.
+func (r *Receiver) claimEvent(ctx context.Context, name, value string, lease time.Duration) (bool, error) {
+	deadline := time.Now().Add(min(lease/4, 10*time.Second))
+	for {
+		ok, err := r.Claims.Claim(ctx, name, value, lease)
+		if err != nil || ok {
+			return ok, err
+		}
+		held, err := r.Claims.Claimed(ctx, name)
+		switch {
+		case err != nil:
+			return false, err
+		case held != "" && !strings.HasPrefix(held, eventActing):
+			return false, nil
+		case time.Now().After(deadline):
+			return false, errInProgress
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // Event is one alert as the receiver understood it.

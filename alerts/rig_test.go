@@ -167,6 +167,7 @@ type stackOptions struct {
 	hmacKey string
 	listen  string         // default 127.0.0.1:0
 	certs   *testenv.Certs // serve the webhook over TLS with its server certificate
+	lease   time.Duration  // the receiver's EventLease; default DefaultEventLease
 }
 
 func (rg *rig) stack(t testing.TB, ns string, o stackOptions) *stack {
@@ -206,7 +207,7 @@ func (rg *rig) stack(t testing.TB, ns string, o stackOptions) *stack {
 		Measurer: &playbooks.PromMeasurer{Catalog: rg.cat, Runner: rg.runner, PackFor: func(_, _ string) (string, map[string]string, error) { return packFor("") }},
 		Allow:    o.allow, TTL: 5 * time.Minute, Notifier: notifier, Metrics: m, Log: log, NoVerify: true}
 	t.Cleanup(pilot.Close)
-	rcv := &Receiver{Claims: store, Actions: svc, Playbook: PlaybookFor(nil), Notifier: notifier, Autopilot: pilot, Metrics: m, Log: log}
+	rcv := &Receiver{Claims: store, Actions: svc, Playbook: PlaybookFor(nil), Notifier: notifier, Autopilot: pilot, Metrics: m, Log: log, EventLease: o.lease}
 	opts := ServerOptions{Listen: cmp.Or(o.listen, "127.0.0.1:0"), ManagementAddr: "127.0.0.1:0", Token: testToken, Receiver: rcv, Log: log,
 		Ready: func(ctx context.Context) error { return store.Client().Ping(ctx).Err() }}
 	if o.hmacKey != "" {

@@ -57,3 +57,30 @@ func (s *Store) Unclaim(ctx context.Context, name, value string) error {
 	}
 	return nil
 }
+
+// settleScript replaces a claim's value and TTL only if it still holds the
+// caller's value, so a holder whose claim expired (and was taken over)
+// cannot overwrite the new holder's.
+//
+//	KEYS: 1 claim
+//	ARGV: 1 value held · 2 new value · 3 TTL in ms
+//
+// Replies: 1 replaced · 0 not held by value.
+var settleScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+  return 1
+end
+return 0
+`)
+
+// Settle turns claim name from value into next, held for ttl, if the
+// caller still holds it: a short lease taken while acting becomes the
+// long record that the event was acted on.
+func (s *Store) Settle(ctx context.Context, name, value, next string, ttl time.Duration) (bool, error) {
+	n, err := settleScript.Run(ctx, s.client, []string{s.keys.Claim(name)}, value, next, ttl.Milliseconds()).Int()
+	if err != nil {
+		return false, s.classify("settle claim "+name, err, true)
+	}
+	return n == 1, nil
+}

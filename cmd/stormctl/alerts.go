@@ -54,7 +54,10 @@ does not hold is skipped), and that lever is pulled through every guard, with
 a TTL of alerts.autopilot-ttl (10m).
 
 Every event is claimed in Redis first, so replicas and Alertmanager's retries
-act once. /healthz, /readyz and /metrics answer on --management-addr.
+act once. The claim is a lease (alerts.event-lease, 1m) until the event is
+acted on: a replica that dies mid-event holds it no longer, and Alertmanager's
+retry acts on it elsewhere; a delivery that finds the event still being acted
+on waits for it, then answers 503 so that Alertmanager tries again. /healthz, /readyz and /metrics answer on --management-addr.
 Refusals (token, signature, replay, size, malformed) are counted in /metrics.`,
 		Example: `  STORMCTL_ALERTS_TOKEN=s3cret stormctl alerts serve --listen :9095 --token-env STORMCTL_ALERTS_TOKEN`,
 		Args:    usageArgs(cobra.NoArgs),

@@ -39,16 +39,9 @@ func TestAlertsServeAndAutopilotCommands(t *testing.T) {
 
 	srv := startAlertsServe(t)
 
-	raw, err := os.ReadFile(filepath.Join("..", "..", "alerts", "testdata", "webhook-v4-firing.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m alerts.Message
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatal(err)
-	}
+	m := webhookFixture(t)
 	m.Alerts[0].StartsAt = time.Now().Add(-time.Minute).UTC()
-	raw, _ = json.Marshal(m)
+	raw, _ := json.Marshal(m)
 	req, _ := http.NewRequest(http.MethodPost, "http://"+srv.Addr()+"/alertmanager", bytes.NewReader(raw))
 	req.Header.Set("Authorization", "Bearer token-of-alertmanager-0123")
 	resp, err := http.DefaultClient.Do(req)
@@ -127,6 +120,21 @@ func startAlertsServe(t *testing.T) *alerts.Server {
 		}
 	})
 	return srv
+}
+
+// webhookFixture is alerts' webhook fixture: one firing retry_ratio alert
+// for checkout->payments, as Alertmanager posts it.
+func webhookFixture(t *testing.T) alerts.Message {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "alerts", "testdata", "webhook-v4-firing.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m alerts.Message
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 func TestQueryExportAlerts(t *testing.T) {

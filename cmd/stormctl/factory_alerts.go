@@ -53,7 +53,7 @@ func (f *Factory) alertsReceiver(ctx context.Context, log *slog.Logger) (*alerts
 		Measurer: &lazyMeasurer{f: f}, Allow: cfg.Autopilot, TTL: time.Duration(cfg.Alerts.AutopilotTTL),
 		Notifier: notifier, Metrics: m, Log: log}
 	rcv := &alerts.Receiver{Claims: store, Actions: svc, Playbook: alerts.PlaybookFor(cfg.Alerts.Playbooks),
-		Notifier: notifier, Autopilot: pilot, Metrics: m, Log: log}
+		Notifier: notifier, Autopilot: pilot, Metrics: m, Log: log, EventLease: time.Duration(cfg.Alerts.EventLease)}
 	return rcv, func() {
 		pilot.Close()
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

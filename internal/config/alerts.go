@@ -15,6 +15,9 @@ type Alerts struct {
 	AlertmanagerURL string `yaml:"alertmanager-url"`
 	// AutopilotTTL is the TTL of a lever autopilot pulls; default 10m.
 	AutopilotTTL Duration `yaml:"autopilot-ttl"`
+	// EventLease bounds how long a receiver that died while acting on an
+	// alert keeps other replicas from acting on it; default 1m.
+	EventLease Duration `yaml:"event-lease"`
 }
 
 // Notify is one notification webhook.
