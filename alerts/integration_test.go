@@ -16,6 +16,7 @@ func TestReceiver(t *testing.T) {
 	rg := newRig(t, testenvOptions())
 	t.Run("TwoReplicasActOnce", rg.twoReplicasActOnce)
 	t.Run("DeadHolderLeaseRunsOut", rg.deadHolderLeaseRunsOut)
+	t.Run("SignedRetryAfter503", rg.signedRetryAfter503)
 	t.Run("Hostile", rg.hostile)
 	t.Run("AutopilotRefuses", rg.autopilotRefuses)
 	t.Run("AutopilotCapsRetriesThatStillRescue", rg.autopilotCaps)

@@ -22,8 +22,7 @@ func (rg *rig) deadHolderLeaseRunsOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := m.Alerts[0]
-	name := "alert-event:" + digest(m.GroupKey, a.Fingerprint, a.StartsAt.UTC().Format(time.RFC3339Nano), a.Status)
+	name := eventClaim(m.GroupKey, m.Alerts[0])
 	claimed := time.Now()
 	if ok, err := s.store.Claim(ctx, name, eventActing+"killed-replica", lease); !ok || err != nil {
 		t.Fatalf("claim as the killed replica: %v %v", ok, err)
@@ -67,5 +66,40 @@ func (rg *rig) deadHolderLeaseRunsOut(t *testing.T) {
 	}
 	if n := countEvents(s.entries(t), AlertFired); n != 1 {
 		t.Errorf("%d alert.fired entries after a duplicate, want 1", n)
+	}
+}
+
+// A signed delivery answered 503 was not acted on, so the same signed
+// request sent again (a proxy retrying on 5xx resends it byte for byte)
+// acts once the event is free; once acted on, it is a replay.
+func (rg *rig) signedRetryAfter503(t *testing.T) {
+	const lease = 2 * time.Second
+	key := []byte("webhook-hmac-key-0123456789abcdef")
+	s := rg.stack(t, t.Name(), stackOptions{allow: map[string][]string{"retries": {"checkout"}}, hmacKey: string(key), lease: lease})
+	ctx := context.Background()
+	body := fixture(t, nil)
+	m, err := Decode(body, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.store.Claim(ctx, eventClaim(m.GroupKey, m.Alerts[0]), eventActing+"killed-replica", lease); !ok || err != nil {
+		t.Fatalf("claim as the killed replica: %v %v", ok, err)
+	}
+	signedAt := time.Now()
+	if c := postSigned(t, s, body, key, signedAt); c != 503 {
+		t.Fatalf("signed delivery while the lease runs: HTTP %d, want 503", c)
+	}
+	waitFor(t, "the same signed request acted on once the lease ran out", func() bool {
+		c := postSigned(t, s, body, key, signedAt)
+		if c != 200 && c != 503 {
+			t.Fatalf("the same signed request after a 503: HTTP %d, want 503 or 200", c)
+		}
+		return c == 200
+	})
+	if n := countEvents(s.entries(t), AlertFired); n != 1 {
+		t.Errorf("%d alert.fired entries, want 1", n)
+	}
+	if c := postSigned(t, s, body, key, signedAt); c != 409 {
+		t.Errorf("the signed request once acted on: HTTP %d, want 409 (replayed)", c)
 	}
 }

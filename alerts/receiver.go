@@ -93,7 +93,7 @@ func (r *Receiver) Handle(ctx context.Context, m *Message) (Outcome, error) {
 	var out Outcome
 	lease := cmp.Or(r.EventLease, DefaultEventLease)
 	for _, a := range m.Alerts {
-		name := "alert-event:" + digest(m.GroupKey, a.Fingerprint, a.StartsAt.UTC().Format(time.RFC3339Nano), a.Status)
+		name := eventClaim(m.GroupKey, a)
 		token := journal.NewID()
 		ok, err := r.claimEvent(ctx, name, eventActing+token, lease)
 		if err != nil {
@@ -322,6 +322,12 @@ func (r *Receiver) isOpen(ctx context.Context, id string) bool {
 		}
 	}
 	return false
+}
+
+// eventClaim names the claim of one event: an alert of a group, by its
+// fingerprint, startsAt and status.
+func eventClaim(groupKey string, a Alert) string {
+	return "alert-event:" + digest(groupKey, a.Fingerprint, a.StartsAt.UTC().Format(time.RFC3339Nano), a.Status)
 }
 
 // groupClaim names the claim holding a group's incident.

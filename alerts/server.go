@@ -188,13 +188,15 @@ func (s *Server) accept(w http.ResponseWriter, req *http.Request) (Outcome, erro
 	if err != nil {
 		return Outcome{}, refused("malformed", http.StatusBadRequest, "read body: %v", err)
 	}
+	var sigClaim string
 	if len(o.HMACKey) > 0 {
 		sig, err := VerifySignature(req.Header, o.HMACKey, body, time.Now())
 		if err != nil {
 			return Outcome{}, err
 		}
 		// A signature is good once: a captured request sent again is refused.
-		ok, err := o.Receiver.Claims.Claim(req.Context(), "alert-signature:"+digest(sig), "1", 2*MaxSkew)
+		sigClaim = "alert-signature:" + digest(sig)
+		ok, err := o.Receiver.Claims.Claim(req.Context(), sigClaim, "1", 2*MaxSkew)
 		if err != nil {
 			return Outcome{}, err
 		}
@@ -206,7 +208,16 @@ func (s *Server) accept(w http.ResponseWriter, req *http.Request) (Outcome, erro
 	if err != nil {
 		return Outcome{}, err
 	}
-	return o.Receiver.Handle(req.Context(), m)
+	out, err := o.Receiver.Handle(req.Context(), m)
+	if err != nil && sigClaim != "" {
+		// Answered 503, not acted on in full: the same signed request, sent
+		// again as a retrying proxy does, may act on what is left (events
+		// acted on already are duplicates by their own claims).
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(req.Context()), 2*time.Second)
+		_ = o.Receiver.Claims.Unclaim(uctx, sigClaim, "1")
+		cancel()
+	}
+	return out, err
 }
 
 // management serves /healthz (the process is up), /readyz (the control
