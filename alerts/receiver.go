@@ -112,8 +112,7 @@ func (r *Receiver) Handle(ctx context.Context, m *Message) (Outcome, error) {
 		actx, cancel := context.WithTimeout(ctx, lease*3/4)
 		err = r.handle(actx, m, a, &out)
 		cancel()
-		// Freed or settled with a fresh context: the request's may be what ended.
-		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		uctx, cancel := afterwards(ctx)
 		if err != nil {
 			_ = r.Claims.Unclaim(uctx, name, eventActing+token)
 			cancel()
@@ -287,7 +286,7 @@ func (r *Receiver) incidentFor(ctx context.Context, groupKey, title string) (id 
 		return "", false, err
 	}
 	defer func() {
-		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		uctx, cancel := afterwards(ctx)
 		_ = r.Claims.Unclaim(uctx, "alert-incident", token)
 		cancel()
 	}()
@@ -322,6 +321,13 @@ func (r *Receiver) isOpen(ctx context.Context, id string) bool {
 		}
 	}
 	return false
+}
+
+// afterwards is a context for freeing or settling a claim once ctx's work
+// is over: ctx may be what ended (the request's), so it is not cancelled
+// with it, and it is bounded on its own.
+func afterwards(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 }
 
 // eventClaim names the claim of one event: an alert of a group, by its

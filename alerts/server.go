@@ -213,7 +213,7 @@ func (s *Server) accept(w http.ResponseWriter, req *http.Request) (Outcome, erro
 		// Answered 503, not acted on in full: the same signed request, sent
 		// again as a retrying proxy does, may act on what is left (events
 		// acted on already are duplicates by their own claims).
-		uctx, cancel := context.WithTimeout(context.WithoutCancel(req.Context()), 2*time.Second)
+		uctx, cancel := afterwards(req.Context())
 		_ = o.Receiver.Claims.Unclaim(uctx, sigClaim, "1")
 		cancel()
 	}
