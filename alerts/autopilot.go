@@ -202,7 +202,7 @@ func (p *Autopilot) fired(ctx context.Context, ev *Event) Decision {
 		d.Note = fmt.Sprintf("autopilot: %s=%s on %s was already applied for this incident (action %s); nothing changed", d.Kind, d.Value, d.Target, d.ActionID)
 		return d
 	}
-	p.Notifier.Enqueue(leverNotice(ev, d, "applied"))
+	_ = p.Notifier.Enqueue(ctx, leverNoticeKey(d, "applied"), leverNotice(ev, d, "applied"))
 	if verify != nil && !p.NoVerify {
 		p.verify(ev, run, verify, d)
 	}
@@ -305,6 +305,10 @@ func (c *cappedLevers) Apply(ctx context.Context, r playbooks.LeverRequest) (*pl
 	c.last = res
 	return res, err
 }
+
+// leverNoticeKey is the idempotency key of the notice that the autopilot
+// did what to action d.
+func leverNoticeKey(d Decision, what string) string { return "action:" + d.ActionID + ":" + what }
 
 // leverNotice tells what the autopilot did to a lever and how to undo it.
 func leverNotice(ev *Event, d Decision, what string) Notice {

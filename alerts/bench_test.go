@@ -22,10 +22,17 @@ import (
 // evidence comes from a real Prometheus on loopback. Each iteration is a
 // new event and a new incident (the last one closed, its lever released,
 // outside the timing), so nothing is replayed.
-func BenchmarkWebhookToLever(b *testing.B) {
+func BenchmarkWebhookToLever(b *testing.B) { benchWebhookToLever(b, nil) }
+
+// BenchmarkWebhookToLeverNotified is BenchmarkWebhookToLever with a
+// notification webhook: the notices of the alert and the lever are queued
+// before the webhook is answered.
+func BenchmarkWebhookToLeverNotified(b *testing.B) { benchWebhookToLever(b, newHooks(b)) }
+
+func benchWebhookToLever(b *testing.B, h *hooks) {
 	rg := newRig(b, testenvOptions())
 	pol := config.Policy{RateLimit: config.RateLimit{Window: config.Duration(time.Minute), PerActor: 1 << 20, Overall: 1 << 20}}
-	s := rg.stack(b, "bench", stackOptions{allow: map[string][]string{"retries": {"checkout"}}, policy: pol})
+	s := rg.stack(b, "bench", stackOptions{allow: map[string][]string{"retries": {"checkout"}}, policy: pol, hooks: h})
 	ctx := context.Background()
 	prom := &promTime{}
 	s.svc.Evidence = timedEvidence{s.svc.Evidence, prom}

@@ -30,7 +30,7 @@ func NewMetrics() *Metrics {
 			Help: "Autopilot decisions by outcome (applied, requested, refused, paused, not_allowed, no_action, kept, extended, released, error)."},
 			[]string{"outcome"}),
 		notifications: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "stormctl_alerts_notifications_total",
-			Help: "Notification deliveries by outcome (sent, failed, dropped)."}, []string{"outcome"}),
+			Help: "Notifications by outcome (sent; failed: not queued, or not delivered after its tries; dropped: the outbox was full; lost: deleted from the outbox unsent)."}, []string{"outcome"}),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "stormctl_alerts_webhook_duration_seconds",
 			Help:    "From a webhook's arrival to its answer, autopilot included.",
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}}),

@@ -2,15 +2,9 @@ package alerts
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
-	"math/rand/v2"
-	"net/http"
 	"strings"
-	"sync"
 	"text/template"
 	"time"
 
@@ -104,143 +98,6 @@ func (w Webhook) Body(n Notice) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
-}
-
-// Notifier posts notices to webhooks from a bounded queue in the
-// background, retrying with capped, fully jittered exponential backoff. It
-// never blocks its caller: a full queue drops the notice and counts it.
-type Notifier struct {
-	hooks   []Webhook
-	queue   chan Notice
-	client  *http.Client
-	metrics *Metrics
-	log     *slog.Logger
-	// Tries and backoff bound each delivery.
-	tries      int
-	base, ceil time.Duration
-	wg         sync.WaitGroup
-	stop       chan struct{}
-	once       sync.Once
-}
-
-// NewNotifier starts a notifier with a queue of size notices (default 256).
-func NewNotifier(hooks []Webhook, size int, m *Metrics, log *slog.Logger) *Notifier {
-	if size <= 0 {
-		size = 256
-	}
-	n := &Notifier{hooks: hooks, queue: make(chan Notice, size), metrics: m, log: log, tries: 5,
-		base: 200 * time.Millisecond, ceil: 10 * time.Second, stop: make(chan struct{}),
-		client: &http.Client{Timeout: 5 * time.Second}}
-	n.wg.Add(1)
-	go n.run()
-	return n
-}
-
-// Enqueue queues n for every webhook; nil or no webhooks does nothing.
-func (n *Notifier) Enqueue(x Notice) {
-	if n == nil || len(n.hooks) == 0 {
-		return
-	}
-	select {
-	case n.queue <- x:
-	default:
-		n.metrics.notification("dropped")
-		n.log.Warn("notification queue full: notice dropped", "event", x.Event, "target", x.Target)
-	}
-}
-
-// Close stops taking notices and waits up to ctx for the queued ones.
-func (n *Notifier) Close(ctx context.Context) {
-	if n == nil {
-		return
-	}
-	n.once.Do(func() { close(n.stop) })
-	done := make(chan struct{})
-	go func() { n.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-	}
-}
-
-func (n *Notifier) run() {
-	defer n.wg.Done()
-	for {
-		select {
-		case x := <-n.queue:
-			for _, h := range n.hooks {
-				n.deliver(h, x)
-			}
-		case <-n.stop:
-			for {
-				select {
-				case x := <-n.queue:
-					for _, h := range n.hooks {
-						n.deliver(h, x)
-					}
-				default:
-					return
-				}
-			}
-		}
-	}
-}
-
-func (n *Notifier) deliver(h Webhook, x Notice) {
-	body, err := h.Body(x)
-	if err != nil {
-		n.metrics.notification("failed")
-		n.log.Error("notification template", "url", h.URL, "err", err)
-		return
-	}
-	for try := 0; try < n.tries; try++ {
-		retry, err := n.post(h, body)
-		if err == nil {
-			n.metrics.notification("sent")
-			return
-		}
-		if !retry || try == n.tries-1 {
-			n.metrics.notification("failed")
-			n.log.Warn("notification not delivered", "url", h.URL, "tries", try+1, "err", err)
-			return
-		}
-		// Full jitter: sleep = random(0, min(ceil, base·2^try)).
-		d := time.Duration(rand.Int64N(int64(min(n.ceil, n.base<<try)) + 1))
-		select {
-		case <-time.After(d):
-		case <-n.stop:
-			// Shutting down: one last try, no more waiting.
-			if _, err := n.post(h, body); err == nil {
-				n.metrics.notification("sent")
-			} else {
-				n.metrics.notification("failed")
-			}
-			return
-		}
-	}
-}
-
-// post sends one body; retry says whether a failure may pass on a retry
-// (a network error, 429 or 5xx).
-func (n *Notifier) post(h Webhook, body []byte) (retry bool, err error) {
-	req, err := http.NewRequest(http.MethodPost, h.URL, bytes.NewReader(body))
-	if err != nil {
-		return false, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if h.Key != nil {
-		SetSignature(req.Header, h.Key, body, time.Now())
-	}
-	resp, err := n.client.Do(req)
-	if err != nil {
-		return true, err
-	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	_ = resp.Body.Close()
-	if resp.StatusCode/100 == 2 {
-		return false, nil
-	}
-	return resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500, fmt.Errorf("HTTP %d", resp.StatusCode)
 }
 
 // TemplateFuncs are the functions a notification template may call: json

@@ -67,6 +67,11 @@ type Receiver struct {
 // (or frees the event) before the lease lets another delivery take it.
 const DefaultEventLease = time.Minute
 
+// MinLease is the shortest lease a receiver may be configured with: a
+// notification's sender holds its notice on the same lease, and must be
+// able to renew it between posts that each take up to noticeTimeout.
+const MinLease = 2 * noticeTimeout
+
 // Claim values of an event: held while a delivery acts on it, then kept
 // for EventTTL as the record that it was acted on.
 const (
@@ -220,8 +225,10 @@ func (r *Receiver) handle(ctx context.Context, m *Message, a Alert, out *Outcome
 		}
 		done = append(done, res.Note)
 	}
-	r.Notifier.Enqueue(alertNotice(ev, done))
-	return nil
+	// Queued before the event is settled: a replica killed after this
+	// point has handed the notice to the outbox, and one killed before it
+	// leaves the event to the retried delivery.
+	return r.Notifier.Enqueue(ctx, eventClaim(m.GroupKey, a), alertNotice(ev, done))
 }
 
 // event reads the labels and annotations an alerting rule of

@@ -200,7 +200,7 @@ func (rg *rig) stack(t testing.TB, ns string, o stackOptions) *stack {
 	var notifier *Notifier
 	if o.hooks != nil {
 		tmpl := mustTemplate(t)
-		notifier = NewNotifier([]Webhook{{URL: o.hooks.srv.URL, Key: []byte(testHookKey), Tmpl: tmpl}}, 0, m, log)
+		notifier = NewNotifier([]Webhook{{URL: o.hooks.srv.URL, Key: []byte(testHookKey), Tmpl: tmpl}}, store.Outbox(cmp.Or(o.lease, DefaultEventLease)), m, log)
 		t.Cleanup(func() { notifier.Close(context.Background()) })
 	}
 	pilot := &Autopilot{Actions: svc, Playbooks: rg.set.Get,

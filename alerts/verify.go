@@ -46,7 +46,7 @@ func (p *Autopilot) verify(ev *Event, run *playbooks.Run, wait *playbooks.Step, 
 				if len(res.Targets) > 0 && res.Targets[0].After != nil {
 					x.Until = res.Targets[0].After.ExpiresAt
 				}
-				p.Notifier.Enqueue(leverNotice(ev, x, "extended"))
+				_ = p.Notifier.Enqueue(ctx, leverNoticeKey(x, "extended"), leverNotice(ev, x, "extended"))
 				continue
 			}
 			reason := fmt.Sprintf("autopilot: %s still did not hold after one extension (%s); released for a responder to decide", wait.ID, st.Outcome)
@@ -58,7 +58,7 @@ func (p *Autopilot) verify(ev *Event, run *playbooks.Run, wait *playbooks.Step, 
 			p.Metrics.decision("released")
 			x := d
 			x.Note, x.Until = reason, time.Time{}
-			p.Notifier.Enqueue(leverNotice(ev, x, "released"))
+			_ = p.Notifier.Enqueue(ctx, leverNoticeKey(x, "released"), leverNotice(ev, x, "released"))
 			return
 		}
 	}()

@@ -18,8 +18,9 @@ type Role string
 // SCRIPT LOAD for the NOSCRIPT fallback). Redis checks every command a
 // script runs against the caller's rights, so the responder is also granted
 // exactly the writes the scripts make (SET, DEL, HSET, HDEL, ZADD, ZREM,
-// XADD, SADD, PUBLISH, and INCR and PEXPIRE for the rate limit) on the
-// namespace's shared keys and channel, and on its own actor's keys only
+// XADD, SADD, PUBLISH, INCR and PEXPIRE for the rate limit, and the
+// consumer-group commands of the notification outbox) on the namespace's
+// shared keys and channel, and on its own actor's keys only
 // when it is a per-person user (ACLRulesFor with an actor): stormctl then
 // cannot claim another actor, because every script declares the actor's
 // key. Redis cannot grant a command "only from inside a script": a
@@ -124,19 +125,20 @@ func ACLRulesFor(role Role, k Keys, actor string) []string {
 			"+evalsha", "+eval", "+script|load", "+script|exists", "+set", "+xadd")
 	}
 	return append(rules, "+evalsha", "+eval", "+script|load", "+script|exists",
-		"+set", "+del", "+hset", "+hdel", "+zadd", "+zrem", "+xadd", "+sadd", "+publish", "+incr", "+pexpire")
+		"+set", "+del", "+hset", "+hdel", "+zadd", "+zrem", "+xadd", "+sadd", "+publish", "+incr", "+pexpire",
+		"+xreadgroup", "+xautoclaim", "+xclaim", "+xack", "+xdel", "+xgroup|create", "+xgroup|delconsumer")
 }
 
 // writerKeys are the keys the control-plane scripts write that belong to
 // nobody in particular: levers, their index, versions and held copies, the
 // journal, idempotency keys, records, the alert receivers' event claims and
-// the overall rate counter; every key of the namespace may be read. Actor
-// keys are not among them.
+// notification outbox, and the overall rate counter; every key of the
+// namespace may be read. Actor keys are not among them.
 func writerKeys(k Keys) []string {
 	p := k.Prefix()
 	return []string{"%R~" + p + "*", "~" + p + "lever:*", "~" + k.Index(), "~" + k.Versions(), "~" + k.Held(),
 		"~" + k.Journal(), "~" + k.JournalHead(), "~" + k.Synced(), "~" + p + "idem:*", "~" + p + "records:*",
-		"~" + p + "claim:*", "~" + globEscape(k.OverallRate())}
+		"~" + p + "claim:*", "~" + k.Notices(), "~" + globEscape(k.OverallRate())}
 }
 
 // actorKeys are the read-write patterns of actor's keys; "" is any actor.

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/stormctl/stormctl/internal/sanitize"
 )
 
 // Chart geometry, in SVG user units (the viewBox); CSS scales it.
@@ -231,7 +233,7 @@ func drawLane(spans []LeverSpan, sc timeScale) svgLane {
 			i = len(out.Rows)
 			row[s.Lever()] = i
 			out.Rows = append(out.Rows, laneRow{Pos: float64(padT + i*laneRowH + laneRowH/2), Kind: s.Kind,
-				Target: clip(s.Target, 26), Full: s.Lever()})
+				Target: sanitize.Clip(s.Target, 26), Full: s.Lever()}) // the full text is in the bar's title
 		}
 		x0, x1 := sc.x(s.From), sc.x(s.To)
 		title := s.Value + " by " + s.Actor + " (action " + s.ActionID + "), " + s.From.UTC().Format("15:04:05") + " to " +
@@ -246,13 +248,4 @@ func drawLane(spans []LeverSpan, sc timeScale) svgLane {
 	out.Height = out.Bottom + padB
 	out.XTicks = sc.ticks()
 	return out
-}
-
-// clip shortens a label to n runes; the full text is in the bar's title.
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }

@@ -46,7 +46,9 @@ with http_config.authorization (type Bearer) holding the token of --token-env.
 For each alert of a group: open an incident or attach to the open one (one per
 group key), journal alert.fired or alert.resolved with the labels, startsAt and
 the query's value, and name the playbook (alerts.playbooks in the context, then
-the built-in mapping). Notifications go to alerts.notify webhooks. Where the
+the built-in mapping). Notifications to alerts.notify webhooks are queued in
+Redis before the webhook is answered, and posted by any replica: one killed
+before posting leaves them to another after alerts.event-lease. Where the
 context's autopilot lists the service for the lever kind (autopilot: {retries:
 [checkout]}), the playbook runs unattended as "automation" up to its first
 lever step whose when: holds (its checks run; a lever step whose condition

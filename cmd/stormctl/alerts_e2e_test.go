@@ -86,6 +86,16 @@ func TestAlertsServeAndAutopilotCommands(t *testing.T) {
 	if _, _, code := cli(t, "", "autopilot", "pause"); code != 2 {
 		t.Errorf("pause without --reason: exit %d, want 2", code)
 	}
+	// A lease shorter than a notice's post could take is refused before
+	// anything listens.
+	short := strings.Replace(body, "autopilot-ttl: 3m", "autopilot-ttl: 3m, event-lease: 5s", 1)
+	if err := os.WriteFile(cfg, []byte(short), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := cli(t, "", "alerts", "serve", "--listen", "127.0.0.1:0", "--management-addr", "127.0.0.1:0", "--token-env", "ALERTS_TOKEN")
+	if code != 2 || !strings.Contains(errOut, "alerts.event-lease: 5s is under the least, 10s") {
+		t.Errorf("alerts serve with a 5s lease: exit %d, want 2\n%s", code, errOut)
+	}
 }
 
 // startAlertsServe runs `stormctl alerts serve` through Main on free

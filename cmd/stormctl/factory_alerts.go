@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -47,13 +48,17 @@ func (f *Factory) alertsReceiver(ctx context.Context, log *slog.Logger) (*alerts
 	if err != nil {
 		return nil, nil, err
 	}
+	lease := cmp.Or(time.Duration(cfg.Alerts.EventLease), alerts.DefaultEventLease)
+	if lease < alerts.MinLease {
+		return nil, nil, exit.NewUsage(fmt.Errorf("alerts.event-lease: %s is under the least, %s", lease, alerts.MinLease))
+	}
 	m := alerts.NewMetrics()
-	notifier := alerts.NewNotifier(hooks, 0, m, log)
+	notifier := alerts.NewNotifier(hooks, store.Outbox(lease), m, log)
 	pilot := &alerts.Autopilot{Actions: svc, Playbooks: func(name string) (*playbooks.Playbook, error) { return set.Get(name) },
 		Measurer: &lazyMeasurer{f: f}, Allow: cfg.Autopilot, TTL: time.Duration(cfg.Alerts.AutopilotTTL),
 		Notifier: notifier, Metrics: m, Log: log}
 	rcv := &alerts.Receiver{Claims: store, Actions: svc, Playbook: alerts.PlaybookFor(cfg.Alerts.Playbooks),
-		Notifier: notifier, Autopilot: pilot, Metrics: m, Log: log, EventLease: time.Duration(cfg.Alerts.EventLease)}
+		Notifier: notifier, Autopilot: pilot, Metrics: m, Log: log, EventLease: lease}
 	return rcv, func() {
 		pilot.Close()
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -16,7 +16,8 @@ type Alerts struct {
 	// AutopilotTTL is the TTL of a lever autopilot pulls; default 10m.
 	AutopilotTTL Duration `yaml:"autopilot-ttl"`
 	// EventLease bounds how long a receiver that died while acting on an
-	// alert keeps other replicas from acting on it; default 1m.
+	// alert, or while posting its notice, keeps other replicas from taking
+	// it over; default 1m, at least 10s.
 	EventLease Duration `yaml:"event-lease"`
 }
 

@@ -55,3 +55,12 @@ func HTMLText(s string) string {
 	}
 	return b.String()
 }
+
+// Clip shortens s to at most n runes, the last of them "…" when it cut.
+func Clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:max(n-1, 0)]) + "…"
+}
