@@ -14,6 +14,7 @@ type Metrics struct {
 	events        *prometheus.CounterVec
 	autopilot     *prometheus.CounterVec
 	notifications *prometheus.CounterVec
+	queued        prometheus.Gauge
 	latency       prometheus.Histogram
 }
 
@@ -31,11 +32,13 @@ func NewMetrics() *Metrics {
 			[]string{"outcome"}),
 		notifications: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "stormctl_alerts_notifications_total",
 			Help: "Notifications by outcome (sent; failed: not queued, or not delivered after its tries; dropped: the outbox was full; lost: deleted from the outbox unsent)."}, []string{"outcome"}),
+		queued: prometheus.NewGauge(prometheus.GaugeOpts{Name: "stormctl_alerts_notifications_queued",
+			Help: "Notices waiting in the outbox to be posted, by any replica, as this replica's sender last read it."}),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "stormctl_alerts_webhook_duration_seconds",
 			Help:    "From a webhook's arrival to its answer, autopilot included.",
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}}),
 	}
-	m.Registry.MustRegister(m.webhooks, m.events, m.autopilot, m.notifications, m.latency,
+	m.Registry.MustRegister(m.webhooks, m.events, m.autopilot, m.notifications, m.queued, m.latency,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -62,6 +65,12 @@ func (m *Metrics) decision(outcome string) {
 func (m *Metrics) notification(outcome string) {
 	if m != nil {
 		m.notifications.WithLabelValues(outcome).Inc()
+	}
+}
+
+func (m *Metrics) outboxLen(n int64) {
+	if m != nil {
+		m.queued.Set(float64(n))
 	}
 }
 

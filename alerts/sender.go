@@ -27,6 +27,7 @@ type Outbox interface {
 	Renew(ctx context.Context, id string) (bool, error)
 	Done(ctx context.Context, id string) error
 	Leave(ctx context.Context) error
+	Len(ctx context.Context) (int64, error)
 	// Lease is how long a sender may go silent on a notice before
 	// another takes it over.
 	Lease() time.Duration
@@ -165,6 +166,9 @@ func (n *Notifier) run() {
 			continue
 		}
 		fails = 0
+		if l, err := n.outbox.Len(ctx); err == nil {
+			n.metrics.outboxLen(l)
+		}
 		for _, e := range entries {
 			if !n.send(ctx, e) {
 				return

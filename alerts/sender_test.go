@@ -140,7 +140,8 @@ func TestNotifierHandsOver(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	h := newScriptedHook(t, "30", 503)
 	const lease = time.Second
-	first := NewNotifier([]Webhook{{URL: h.srv.URL}}, store.Outbox(lease), NewMetrics(), log)
+	firstM := NewMetrics()
+	first := NewNotifier([]Webhook{{URL: h.srv.URL}}, store.Outbox(lease), firstM, log)
 	if err := first.Enqueue(ctx, "event-1", Notice{Event: "alert.fired", Alert: "retry_ratio"}); err != nil {
 		t.Fatal(err)
 	}
@@ -150,6 +151,9 @@ func TestNotifierHandsOver(t *testing.T) {
 		t.Fatalf("%d notices queued after the first sender stopped, want 1", n)
 	}
 	h.set("", 200)
+	if q := testutil.ToFloat64(firstM.queued); q != 1 {
+		t.Errorf("the first sender's queued gauge %v, want 1", q)
+	}
 	second := NewNotifier([]Webhook{{URL: h.srv.URL}}, store.Outbox(lease), NewMetrics(), log)
 	defer second.Close(ctx)
 	waitFor(t, "the second sender's post", func() bool { return len(h.got()) > 0 })

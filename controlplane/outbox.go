@@ -204,6 +204,12 @@ func (o *Outbox) Done(ctx context.Context, id string) error {
 	return o.s.classify("mark notification "+id+" sent", err, true)
 }
 
+// Len is the number of notices in the outbox: waiting, or being posted.
+func (o *Outbox) Len(ctx context.Context) (int64, error) {
+	n, err := o.s.client.XLen(ctx, o.s.keys.Notices()).Result()
+	return n, o.s.classify("count notifications", err, false)
+}
+
 // Leave removes this sender's name from the group when it holds nothing:
 // a sender stopping cleanly leaves no trace.
 func (o *Outbox) Leave(ctx context.Context) error {
