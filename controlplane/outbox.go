@@ -139,14 +139,16 @@ func (o *Outbox) Next(ctx context.Context, count int, block time.Duration) (entr
 }
 
 // readErr classifies a read of the group; a group that vanished (Redis
-// restarted without persistence) is created again on the next call.
+// restarted without persistence) is created again on the next call. A
+// read whose reply was lost is not an uncertain change for a person to
+// check: the notices it took wait under this sender until the lease ends.
 func (o *Outbox) readErr(err error) error {
 	if redis.HasErrorPrefix(err, "NOGROUP") {
 		o.mu.Lock()
 		o.grouped = false
 		o.mu.Unlock()
 	}
-	return o.s.classify("read notifications", err, true)
+	return o.s.classify("read notifications", err, false)
 }
 
 func (o *Outbox) ensureGroup(ctx context.Context) error {
