@@ -22,7 +22,7 @@ func TestOutbox(t *testing.T) {
 	r := testenv.StartRedis(t, testenv.RedisOptions{ACL: []string{"default off",
 		strings.TrimPrefix(strings.Join(ACLArgs("pilot", Automation, NewKeys("t"), "automation", ">p-pw"), " "), "ACL SETUSER ")}})
 	s := openStore(t, r, "pilot", "p-pw")
-	const lease = 600 * time.Millisecond
+	const lease = 2 * time.Second
 	a, b := s.Outbox(lease), s.Outbox(lease)
 	if a.Consumer() == b.Consumer() {
 		t.Fatalf("two senders share the name %q", a.Consumer())
@@ -43,7 +43,7 @@ func TestOutbox(t *testing.T) {
 		if other, _, err := b.Next(ctx, 16, 100*time.Millisecond); err != nil || len(other) != 0 {
 			t.Fatalf("b took %+v (%v) within a's lease", other, err)
 		}
-		time.Sleep(lease / 3)
+		time.Sleep(lease / 4)
 	}
 	// a falls silent: after its lease b takes the notice over.
 	var taken []OutboxEntry
