@@ -33,7 +33,7 @@ var evidence = map[Kind][]string{
 	lever.Retries:     {"amplification", "retry_ratio"},
 	lever.Breaker:     {"dependency_p99", "amplification", "breaker_open_fraction"},
 	lever.Autoscaling: {"replica_churn", "breaker_open_fraction"},
-	lever.Degraded:    {"edge_error_rate", "pool_saturation"},
+	lever.Degraded:    {"edge_error_rate", "pool_saturation", "dependency_p99"},
 	lever.Shed:        {"pool_saturation", "demanded_concurrency"},
 }
 

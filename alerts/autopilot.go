@@ -14,6 +14,7 @@ import (
 	"github.com/stormctl/stormctl/actions"
 	"github.com/stormctl/stormctl/internal/exit"
 	"github.com/stormctl/stormctl/journal"
+	"github.com/stormctl/stormctl/lever"
 	"github.com/stormctl/stormctl/playbooks"
 )
 
@@ -38,7 +39,11 @@ type Autopilot struct {
 	Playbooks func(name string) (*playbooks.Playbook, error)
 	Measurer  playbooks.Measurer
 	// Allow maps a lever kind to the services it may be pulled for ("*": any).
-	Allow    map[string][]string
+	Allow map[string][]string
+	// Modes maps a service to its degraded mode: the playbooks' parameter
+	// mode when the alert's labels give none and Allow lets the autopilot
+	// pull degraded for the service.
+	Modes    map[string]string
 	TTL      time.Duration
 	Notifier *Notifier
 	Metrics  *Metrics
@@ -143,12 +148,7 @@ func (p *Autopilot) fired(ctx context.Context, ev *Event) Decision {
 		return Decision{Outcome: "no_action", Note: "autopilot: playbook " + pb.Name + " has no action step"}
 	}
 	step := steps[0]
-	params := map[string]string{}
-	for _, prm := range pb.Parameters {
-		if v := ev.Labels[prm.Name]; v != "" {
-			params[prm.Name] = v
-		}
-	}
+	params := p.params(pb, ev)
 	levers := &cappedLevers{Levers: playbooks.ActionLevers{Service: p.Actions}, ttl: cmpDur(p.TTL, DefaultAutopilotTTL)}
 	run, err := playbooks.NewRun(pb, playbooks.RunOptions{Params: params, Incident: ev.Incident, Actor: Actor,
 		Reason: fmt.Sprintf("autopilot: %s fired at %s", ev.Name, ev.StartsAt.UTC().Format(time.RFC3339))},
@@ -231,11 +231,13 @@ func leverSteps(pb *playbooks.Playbook) []*playbooks.Step {
 // questions are passed over (nobody is there to read or answer them), and a
 // lever step whose condition does not hold is journaled as skipped, so
 // that a later step's when: {skipped: ...} can be its else. A wait step
-// before any lever ends the walk with nothing to pull. verify is the first
-// wait step after the chosen one.
+// before any lever ends the walk with nothing to pull, unless its when:
+// does not hold (it verifies a lever not chosen). verify is the first wait
+// step after the chosen one whose when: holds.
 func chooseAction(ctx context.Context, run *playbooks.Run, pb *playbooks.Playbook) (act, verify *playbooks.Step, err error) {
 	for _, s := range pb.Steps {
 		switch {
+		case s.Type == playbooks.Wait && run.Skips(s.ID): // another lever's verify
 		case act != nil:
 			if s.Type == playbooks.Wait {
 				return act, s, nil
@@ -256,6 +258,21 @@ func chooseAction(ctx context.Context, run *playbooks.Run, pb *playbooks.Playboo
 		}
 	}
 	return act, nil, nil
+}
+
+// params are the playbook's parameters the alert's labels give, and the
+// service's degraded mode where the autopilot may pull degraded for it.
+func (p *Autopilot) params(pb *playbooks.Playbook, ev *Event) map[string]string {
+	params := map[string]string{}
+	for _, prm := range pb.Parameters {
+		if v := ev.Labels[prm.Name]; v != "" {
+			params[prm.Name] = v
+		}
+	}
+	if m := p.Modes[ev.Service]; m != "" && params["mode"] == "" && p.allows(string(lever.Degraded), ev.Service, ev.Service) {
+		params["mode"] = m
+	}
+	return params
 }
 
 // notAllowed is d refused because the policy's autopilot list does not

@@ -110,3 +110,44 @@ func TestChooseAction(t *testing.T) {
 		t.Fatalf("a wait before any lever: chose %+v, %v; want nothing", act, err)
 	}
 }
+
+// A caller with a degraded mode the policy lets the autopilot enter gets
+// it from the retry playbook, verified by the edge being served; one
+// without (or not allowed it) gets its retries, verified by amplification,
+// the degraded steps' wait passed over rather than ending the walk.
+func TestChooseDegradedMode(t *testing.T) {
+	cat, err := queries.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := playbooks.Load(cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb, err := set.Get("retry-amplification")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := &Event{Service: "checkout", Alert: Alert{Labels: map[string]string{"service": "checkout", "dependency": "payments"}}}
+	for _, c := range []struct {
+		allow          map[string][]string
+		chosen, verify string
+	}{
+		{map[string][]string{"retries": {"checkout"}, "degraded": {"checkout"}}, "degraded-mode", "edge-served"},
+		{map[string][]string{"retries": {"checkout"}, "degraded": {"ledger"}}, "retries-off", "amplification-recovered"},
+	} {
+		p := &Autopilot{Allow: c.allow, Modes: map[string]string{"checkout": "defer-payment"}}
+		run, err := playbooks.NewRun(pb, playbooks.RunOptions{Actor: Actor, Params: p.params(pb, ev)},
+			playbooks.Env{Measurer: measured(4), Journal: &events{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		act, verify, err := chooseAction(context.Background(), run, pb)
+		if err != nil || act == nil || act.ID != c.chosen || verify == nil || verify.ID != c.verify {
+			t.Fatalf("allow %v: chose %+v, verify %+v, %v; want %s verified by %s", c.allow, act, verify, err, c.chosen, c.verify)
+		}
+		if v := run.Render(act.Value); act.Kind == "degraded" && v != "defer-payment" {
+			t.Fatalf("degraded value %q", v)
+		}
+	}
+}

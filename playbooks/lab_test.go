@@ -196,7 +196,8 @@ func TestRetryAmplificationRefusalsAndResumeInTheLab(t *testing.T) {
 		"playbook.step.failed throttled-retries", "playbook.step.passed retries-still-save-requests", // too early
 		"playbook.step.failed confirm-amplification", "playbook.step.failed retries-cap",
 		"playbook.step.passed confirm-amplification", "playbook.step.passed throttled-retries", "playbook.step.passed shedding-note",
-		"playbook.step.passed do-not-restart", "playbook.step.skipped retries-still-save-requests", // the 429s are retried by now
+		"playbook.step.passed do-not-restart", "playbook.step.skipped degraded-mode", "playbook.step.skipped edge-served",
+		"playbook.step.skipped retries-still-save-requests", // the 429s are retried by now
 		"playbook.step.skipped retries-cap",
 		"action.refused retries-off", "playbook.step.failed retries-off", // bob's lever
 		"playbook.step.passed confirm-amplification", "action.applied retries-off", "playbook.step.passed retries-off", // resumed

@@ -83,14 +83,16 @@ func (c *checker) step(p string, i int, s *Step) {
 
 func (c *checker) when(p string, i int, w *When) {
 	n := 0
-	for _, id := range []string{w.Passed, w.Failed, w.Skipped} {
+	for _, id := range []string{w.Passed, w.Failed, w.Skipped, w.Param} {
 		if id != "" {
 			n++
 		}
 	}
 	switch {
 	case n != 1:
-		c.bad(p, "write when: {passed: STEP}, when: {failed: STEP} or when: {skipped: STEP}", "when needs exactly one of passed, failed or skipped")
+		c.bad(p, "write when: {passed: STEP}, {failed: STEP}, {skipped: STEP} or {param: NAME}", "when needs exactly one of passed, failed, skipped or param")
+	case w.Param != "":
+		c.whenParam(p+".param", w.Param)
 	case w.Passed != "":
 		c.ref(p+".passed", "when", w.Passed, i, Check, Wait)
 	case w.Skipped != "":
@@ -103,6 +105,20 @@ func (c *checker) when(p string, i int, w *When) {
 			c.bad(p+".failed", fmt.Sprintf("set on_fail: continue on step %q", s.ID),
 				"step %q stops the run when it fails, so this step could never run", s.ID)
 		}
+	}
+}
+
+// whenParam checks that a when: {param: NAME} names an optional parameter
+// without a default: any other is always given, so the condition would
+// always hold.
+func (c *checker) whenParam(p, name string) {
+	i := slices.IndexFunc(c.pb.Parameters, func(prm Parameter) bool { return prm.Name == name })
+	switch {
+	case i < 0:
+		c.bad(p, "declare it under parameters, or name one of: "+strings.Join(c.paramNames(), ", "), "when names unknown parameter %q", name)
+	case c.pb.Parameters[i].Required || c.pb.Parameters[i].Default != "":
+		c.bad(p, "make the parameter optional without a default, or drop the when:",
+			"parameter %q is always given, so this condition always holds", name)
 	}
 }
 

@@ -40,15 +40,17 @@ func TestParseErrorPositions(t *testing.T) {
 			`2:7: kind is "Other" (write kind: Playbook)`,
 			`3:7: invalid playbook name "Not_A_Name"`,
 			`4:8: a playbook needs a title`,
-			`9:12: query does not apply to a note step (remove it; it applies to check or wait steps)`,
-			`10:10: ttl does not apply to a note step (remove it; it applies to action steps)`,
-			`15:14: default "maybe" is not a choice`,
-			`20:20: when names step "later", which does not come before this step`,
-			`25:7: wait step "wait-forever" needs a timeout`,
-			`34:12: value does not apply to a release`,
-			`35:15: step "undo" cannot roll itself back`,
-			`39:21: step "ask" has no when: condition, so it is never skipped and this step could never run (give step "ask" a when: condition)`,
-			`43:11: when needs exactly one of passed, failed or skipped`,
+			`11:12: query does not apply to a note step (remove it; it applies to check or wait steps)`,
+			`12:10: ttl does not apply to a note step (remove it; it applies to action steps)`,
+			`17:14: default "maybe" is not a choice`,
+			`22:20: when names step "later", which does not come before this step`,
+			`27:7: wait step "wait-forever" needs a timeout`,
+			`36:12: value does not apply to a release`,
+			`37:15: step "undo" cannot roll itself back`,
+			`41:21: step "ask" has no when: condition, so it is never skipped and this step could never run (give step "ask" a when: condition)`,
+			`45:11: when needs exactly one of passed, failed, skipped or param`,
+			`49:19: when names unknown parameter "mode" (declare it under parameters, or name one of: service)`,
+			`53:19: parameter "service" is always given, so this condition always holds`,
 		},
 	}
 	cat := catalog(t)
@@ -75,7 +77,7 @@ func TestParseErrorPositions(t *testing.T) {
 func TestLoadUserOverridesBuiltinAndReportsAllFiles(t *testing.T) {
 	cat := catalog(t)
 	dir := t.TempDir()
-	user := strings.Replace(readBuiltin(t, "1-retry-amplification.yaml"), "ttl: 30m", "ttl: 10m", 1)
+	user := strings.Replace(readBuiltin(t, "1-retry-amplification.yaml"), "value: \"cap:2\"\n    ttl: 30m", "value: \"cap:2\"\n    ttl: 10m", 1)
 	write(t, filepath.Join(dir, "mine.yaml"), user)
 	set, err := Load(cat, dir)
 	if err != nil {

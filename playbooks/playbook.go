@@ -127,14 +127,26 @@ type Step struct {
 // or wait that passed or failed, or any step that was skipped (the "else"
 // of a conditional step; when this run has not decided that step and no
 // earlier run skipped it, its condition measured now says whether it would
-// be).
+// be); or on an optional parameter being given, as a degraded mode the
+// service has.
 type When struct {
 	Passed  string `yaml:"passed" json:"passed,omitempty"`
 	Failed  string `yaml:"failed" json:"failed,omitempty"`
 	Skipped string `yaml:"skipped" json:"skipped,omitempty"`
+	Param   string `yaml:"param" json:"param,omitempty"`
 }
 
-// condition is the step the condition names and the status it asks for.
+// String says the condition as a responder reads it.
+func (w *When) String() string {
+	if w.Param != "" {
+		return "only if parameter " + w.Param + " is given"
+	}
+	id, want := w.condition()
+	return "only if " + id + " " + string(want)
+}
+
+// condition is the step the condition names and the status it asks for;
+// "" for a parameter's.
 func (w *When) condition() (string, Status) {
 	switch {
 	case w.Passed != "":

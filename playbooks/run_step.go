@@ -137,6 +137,12 @@ func (r *Run) when(s *Step) (bool, string) {
 	if s.When == nil {
 		return true, ""
 	}
+	if name := s.When.Param; name != "" {
+		if r.params[name] == "" {
+			return false, "when: parameter " + name + " is not given"
+		}
+		return true, ""
+	}
 	id, want := s.When.condition()
 	if r.elseOfUndecided(s) {
 		if ok, _ := r.when(r.pb.Step(id)); ok {

@@ -30,6 +30,8 @@ func TestRunAllRetryAmplification(t *testing.T) {
 		"playbook.step.failed throttled-retries",
 		"playbook.step.skipped shedding-note",
 		"playbook.step.passed do-not-restart",
+		"playbook.step.skipped degraded-mode", // checkout names no degraded mode
+		"playbook.step.skipped edge-served",
 		"playbook.step.failed retries-still-save-requests",
 		"playbook.step.skipped retries-cap",
 		"playbook.step.passed retries-off",

@@ -141,3 +141,29 @@ func TestOldRequirementIsMeasuredAgain(t *testing.T) {
 		t.Fatalf("amplification measured %d times, levers applied %v; want twice and none", w.m.calls["amplification"], w.l.applied)
 	}
 }
+
+// A caller with a degraded mode enters it before its retries are touched;
+// one without runs the playbook as before, the degraded steps skipped
+// because the parameter is not given.
+func TestDegradedModeWhenGiven(t *testing.T) {
+	w := newWorld(map[string][]*float64{"amplification": {val(1.47), val(1.02)}, "throttle_retries": {val(0)}, "edge_error_rate": {val(0.01)}})
+	params := map[string]string{"service": "checkout", "dependency": "payments", "mode": "defer-payment"}
+	r := newRun(t, builtin(t, "retry-amplification"), w, "INC5", params)
+	if err := r.RunAll(context.Background(), Input{Yes: true}); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.l.applied) != 2 || w.l.applied[0].Kind != "degraded" || w.l.applied[0].Target != "checkout" ||
+		w.l.applied[0].Value != "defer-payment" || w.l.applied[1].Value != "cap:2" {
+		t.Fatalf("applied %+v, want degraded checkout=defer-payment, then retries cap:2", w.l.applied)
+	}
+	if st, _ := r.State("edge-served"); st.Status != Passed {
+		t.Fatalf("edge-served %+v", st)
+	}
+
+	w = newWorld(map[string][]*float64{"amplification": {val(1.47), val(1.02)}, "throttle_retries": {val(0)}, "edge_error_rate": {val(0.01)}})
+	r = newRun(t, builtin(t, "retry-amplification"), w, "INC6", checkoutPayments)
+	st, err := r.RunStep(context.Background(), "degraded-mode", Input{Yes: true})
+	if err != nil || st.Status != Skipped || st.Outcome != "when: parameter mode is not given" || len(w.l.applied) != 0 {
+		t.Fatalf("degraded-mode without a mode: %+v, %v, applied %+v", st, err, w.l.applied)
+	}
+}

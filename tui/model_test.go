@@ -310,9 +310,10 @@ func TestPlaybookSteps(t *testing.T) {
 	h.key("enter")
 	h.settle()
 	h.contains("✓ check  Retries are now the load", "step confirm-amplification passed")
-	// Go on step by step: the 429s are retried, so the cap is skipped and
-	// the next step is turning retries off, run through the dialog.
-	for range 5 {
+	// Go on step by step: checkout names no degraded mode, so its two
+	// steps are skipped; the 429s are retried, so the cap is skipped too
+	// and the next step is turning retries off, run through the dialog.
+	for range 7 {
 		h.key("enter")
 		h.settle()
 	}
@@ -338,7 +339,7 @@ func TestPlaybookActionBeforeItsCheck(t *testing.T) {
 	deps := w.deps()
 	deps.Playbook = playbookWorld(t, w)
 	h := newHarness(t, w.c, deps, Options{Actor: "alice"}, 120, 40)
-	h.key("tab", "tab", "down", "down", "down", "down", "down")
+	h.key("tab", "tab", "down", "down", "down", "down", "down", "down", "down")
 	h.contains("› ○ action Cap the caller's retries at 2")
 	h.key("enter")
 	h.settle()

@@ -55,7 +55,7 @@ func (f *Factory) alertsReceiver(ctx context.Context, log *slog.Logger) (*alerts
 	m := alerts.NewMetrics()
 	notifier := alerts.NewNotifier(hooks, store.Outbox(lease), m, log)
 	pilot := &alerts.Autopilot{Actions: svc, Playbooks: func(name string) (*playbooks.Playbook, error) { return set.Get(name) },
-		Measurer: &lazyMeasurer{f: f}, Allow: cfg.Autopilot, TTL: time.Duration(cfg.Alerts.AutopilotTTL),
+		Measurer: &lazyMeasurer{f: f}, Allow: cfg.Autopilot, Modes: cfg.DegradedModes(), TTL: time.Duration(cfg.Alerts.AutopilotTTL),
 		Notifier: notifier, Metrics: m, Log: log}
 	rcv := &alerts.Receiver{Claims: store, Actions: svc, Playbook: alerts.PlaybookFor(cfg.Alerts.Playbooks),
 		Notifier: notifier, Autopilot: pilot, Metrics: m, Log: log, EventLease: lease}

@@ -6,21 +6,22 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stormctl/stormctl/internal/iostreams"
 )
 
 // `lab run --autopilot -o json` keeps the summary's keys and adds what the
-// autopilot did: gateway-blip's storm, while the retries still rescue the
-// requests, has them capped for the call, as the automation identity's
-// lever reaching the fleet, within 30 s of the first retry alert; --events
-// cannot be given with it.
+// autopilot did: gateway-blip's storm has checkout defer the payment (its
+// degraded path), as the automation identity's lever reaching the fleet,
+// within 30 s of the first retry alert, and the edge stays under 5%. A
+// context that lets the autopilot pull only retries gets them capped
+// instead, while they still rescue the requests. --events cannot be given
+// with it.
 func TestLabRunAutopilot(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs gateway-blip with the alerting loop")
 	}
-	code, stdout, stderr := run(t, "lab", "run", "--scenario", "gateway-blip", "--until", "5m", "--autopilot", "-o", "json")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
+	stdout, stderr := labAutopilot(t, os.DevNull)
 	var out struct {
 		Scenario  string   `json:"scenario"`
 		Worst5xx  *float64 `json:"max_edge_5xx_share"`
@@ -44,8 +45,8 @@ func TestLabRunAutopilot(t *testing.T) {
 		t.Fatalf("summary %s", stdout)
 	}
 	a := ap.Actions[0]
-	if a.Kind != "retries" || a.Target != "checkout->payment-gateway" || a.Value != "cap:2" || a.AtS != *ap.LeverS {
-		t.Errorf("first action %+v, lever_s %v", a, *ap.LeverS)
+	if a.Kind != "degraded" || a.Target != "checkout" || a.Value != "defer-payment" || a.AtS != *ap.LeverS || *out.Worst5xx >= 0.05 {
+		t.Errorf("first action %+v, lever_s %v, worst minute %v", a, *ap.LeverS, *out.Worst5xx)
 	}
 	if ap.FirstSignalS != nil && *ap.LeverS-*ap.FirstSignalS > 30 {
 		t.Errorf("lever at %.0fs, first retry alert at %.0fs", *ap.LeverS, *ap.FirstSignalS)
@@ -54,7 +55,19 @@ func TestLabRunAutopilot(t *testing.T) {
 		t.Errorf("stderr: %s", stderr)
 	}
 
-	code, stdout, _ = run(t, "lab", "run", "--scenario", "payments-slow-protected", "--until", "4m", "--autopilot")
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte("contexts:\n  lab:\n    autopilot: {retries: [checkout]}\ncurrent-context: lab\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stdout, _ = labAutopilot(t, cfg)
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil || len(out.Autopilot.Actions) == 0 {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	if a := out.Autopilot.Actions[0]; a.Kind != "retries" || a.Target != "checkout->payment-gateway" || a.Value != "cap:2" {
+		t.Errorf("retries only: first action %+v", a)
+	}
+
+	code, stdout, _ := run(t, "lab", "run", "--scenario", "payments-slow-protected", "--until", "4m", "--autopilot")
 	if code != 0 || !strings.Contains(stdout, "first lever at never") {
 		t.Errorf("protected variant: exit %d\n%s", code, stdout)
 	}
@@ -66,4 +79,18 @@ func TestLabRunAutopilot(t *testing.T) {
 		!strings.Contains(stderr, "--autopilot and --events") {
 		t.Errorf("--autopilot with --events: exit %d, want 2: %s", code, stderr)
 	}
+}
+
+// labAutopilot runs gateway-blip's first 5 minutes with the autopilot and
+// the config file cfg.
+func labAutopilot(t *testing.T, cfg string) (stdout, stderr string) {
+	t.Helper()
+	t.Setenv("STORMCTL_CONFIG", cfg)
+	io, _, out, errOut := iostreams.Test()
+	code := Main([]string{"lab", "run", "--scenario", "gateway-blip", "--until", "5m", "--autopilot", "-o", "json"}, io)
+	stdout, stderr = out.String(), errOut.String()
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	return stdout, stderr
 }

@@ -104,7 +104,7 @@ func (cp *labControl) autopilot(f *Factory, l *lab.Lab, promURL string, groupWai
 	}
 	loop, err := alertloop.Start(alertloop.Options{Lab: l, Store: cp.store, PromURL: promURL, Policy: pol, PendingPath: f.PendingPath(),
 		QueriesDirs: append(slices.Clone(f.flags.queriesDirs), cfg.QueriesDirs...), PlaybooksDirs: cfg.PlaybooksDirs,
-		Playbooks: cfg.Alerts.Playbooks, Autopilot: true, Allow: cfg.Autopilot, TTL: time.Duration(cfg.Alerts.AutopilotTTL),
+		Playbooks: cfg.Alerts.Playbooks, Autopilot: true, Allow: cfg.Autopilot, Modes: cfg.DegradedModes(), TTL: time.Duration(cfg.Alerts.AutopilotTTL),
 		GroupWait: groupWait})
 	if err != nil {
 		return nil, err

@@ -206,11 +206,7 @@ func printPlaybook(f *Factory, pb *playbooks.Playbook) error {
 func stepDetails(s *playbooks.Step, fill func(string) string) []string {
 	var out []string
 	if s.When != nil {
-		if s.When.Passed != "" {
-			out = append(out, "only if "+s.When.Passed+" passed")
-		} else {
-			out = append(out, "only if "+s.When.Failed+" failed")
-		}
+		out = append(out, s.When.String())
 	}
 	switch s.Type {
 	case playbooks.Check, playbooks.Wait:

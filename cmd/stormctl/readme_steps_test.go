@@ -77,7 +77,7 @@ func TestReadmeStormKeys(t *testing.T) {
 		}
 		got = append(got, k.keys...)
 	}
-	want := "Tab Tab Enter Enter Down Down Enter Down Enter 'checkout->payment-gateway' Enter Enter"
+	want := "Tab Tab Enter Enter Down Down Down Down Enter Down Enter 'checkout->payment-gateway' Enter Enter"
 	if strings.Join(got, " ") != want {
 		t.Fatalf("README.md step 2 reads as\n%s\nwant\n%s", strings.Join(got, " "), want)
 	}

@@ -75,6 +75,21 @@ type Journal struct {
 type Service struct {
 	Pack   string            `yaml:"pack"`
 	Labels map[string]string `yaml:"labels"`
+	// DegradedMode is the degraded mode the service has (the value its
+	// degraded lever takes, e.g. defer-payment): the retry playbooks'
+	// parameter mode when the autopilot may pull degraded for it.
+	DegradedMode string `yaml:"degraded-mode"`
+}
+
+// DegradedModes maps each service that names a degraded mode to it.
+func (c *Context) DegradedModes() map[string]string {
+	out := map[string]string{}
+	for name, s := range c.Services {
+		if s.DegradedMode != "" {
+			out[name] = s.DegradedMode
+		}
+	}
+	return out
 }
 
 // PackSettings are one pack's label names in this environment: a query

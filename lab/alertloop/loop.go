@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"time"
@@ -35,9 +36,10 @@ const (
 	receiverName     = "stormctl-lab"
 )
 
-// DefaultAllow is the autopilot's allow list when none is given: retries
-// and breakers of every service, the levers the storm playbooks pull first.
-var DefaultAllow = map[string][]string{string(lever.Retries): {"*"}, string(lever.Breaker): {"*"}}
+// DefaultAllow is the autopilot's allow list when none is given: retries,
+// breakers and degraded modes of every service, the levers the storm
+// playbooks pull first.
+var DefaultAllow = map[string][]string{string(lever.Retries): {"*"}, string(lever.Breaker): {"*"}, string(lever.Degraded): {"*"}}
 
 // Options configure a loop.
 type Options struct {
@@ -57,6 +59,9 @@ type Options struct {
 	// DefaultAllow) and lever TTL TTL; off, the receiver only journals.
 	Autopilot bool
 	Allow     map[string][]string
+	// Modes adds to the degraded modes of the scenario's services (each
+	// service with a degraded path has the mode its path is named after).
+	Modes     map[string]string
 	TTL       time.Duration
 	Every     time.Duration
 	GroupWait time.Duration
@@ -178,7 +183,7 @@ func (lp *Loop) startReceiver(cat *queries.Catalog) error {
 		// TTL of simulated time instead.
 		lp.pilot = &alerts.Autopilot{Actions: svc, Playbooks: set.Get,
 			Measurer: &playbooks.PromMeasurer{Catalog: cat, Runner: queries.NewRunner(client, queries.RunnerOptions{}), PackFor: packFor},
-			Allow:    o.Allow, TTL: o.TTL, Metrics: m, Log: o.Log, NoVerify: true}
+			Allow:    o.Allow, Modes: lp.modes(), TTL: o.TTL, Metrics: m, Log: o.Log, NoVerify: true}
 		rcv.Autopilot = lp.pilot
 	}
 	var tok [16]byte
@@ -336,4 +341,17 @@ func WriteReport(out io.Writer, r *Report) error {
 	}
 	_, err := out.Write(w.Bytes())
 	return err
+}
+
+// modes is the degraded mode of each of the scenario's services that has a
+// degraded path, then Options.Modes.
+func (lp *Loop) modes() map[string]string {
+	out := map[string]string{}
+	for _, svc := range lp.o.Lab.Sim.Scenario().Services {
+		if svc.Degraded != nil {
+			out[svc.Name] = svc.Degraded.Name
+		}
+	}
+	maps.Copy(out, lp.o.Modes)
+	return out
 }

@@ -61,7 +61,8 @@ type call struct {
 	retries  map[resilience.Class]*series
 	duration *histogram
 	probes   probeLimiter
-	// fallbackOn is the set of failures sent to the degraded path; nil: all.
+	// fallbackOn is the set of failures sent to the degraded path; nil:
+	// all, empty (fallback_on: [lever]): none.
 	fallbackOn map[resilience.Class]bool
 	// breakerCounts is the set of failures the breaker counts; nil: all.
 	breakerCounts map[resilience.Class]bool
@@ -194,8 +195,9 @@ func (s *Sim) newCall(svc *service, spec *CallSpec) (*call, error) {
 		if c.fallbackOn == nil {
 			c.fallbackOn = map[resilience.Class]bool{}
 		}
-		cl, _ := fallbackClass(name)
-		c.fallbackOn[cl] = true
+		if cl, ok := fallbackClass(name); ok {
+			c.fallbackOn[cl] = true
+		}
 	}
 	if b := spec.Breaker; b != nil && len(b.Failures) > 0 {
 		c.breakerCounts = map[resilience.Class]bool{}

@@ -100,7 +100,9 @@ type CallSpec struct {
 	// FallbackOn limits the fallback to these failures of the call (names
 	// as in retry_on, plus breaker_open for a call its breaker refused), as
 	// a fleet that sends orders to manual review only while its breaker is
-	// open; empty: every failure.
+	// open; empty: every failure. [lever] alone: no failure, so only the
+	// degraded lever sends calls there, as a checkout that defers payments
+	// only when told to.
 	FallbackOn []string `yaml:"fallback_on"`
 	// Cache answers some of the call's lookups from the pod's memory.
 	Cache *CacheSpec `yaml:"cache"`

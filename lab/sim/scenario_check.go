@@ -18,6 +18,10 @@ var classByName = func() map[string]resilience.Class {
 	return m
 }()
 
+// fallbackLever in fallback_on sends no failure to the degraded path: only
+// the degraded lever does.
+const fallbackLever = "lever"
+
 // fallbackClass maps a fallback_on name to its class: a retry_on class, or
 // breaker_open for a call refused by its breaker.
 func fallbackClass(name string) (resilience.Class, bool) {
@@ -207,8 +211,12 @@ func (sc *Scenario) validateCall(bad badFunc, p string, s ServiceSpec, c CallSpe
 		bad(p+".fallback", "add a degraded: section to the service", "fallback without a degraded path")
 	}
 	for m, name := range c.FallbackOn {
-		if _, ok := fallbackClass(name); !ok || !c.Fallback {
-			bad(fmt.Sprintf("%s.fallback_on[%d]", p, m), "set fallback: true; name breaker_open or a retry_on class",
+		switch _, ok := fallbackClass(name); {
+		case name == fallbackLever && len(c.FallbackOn) > 1:
+			bad(fmt.Sprintf("%s.fallback_on[%d]", p, m), "write fallback_on: [lever] alone, or name failure classes",
+				"lever means no failure falls back, so it cannot be listed with others")
+		case !c.Fallback || !ok && name != fallbackLever:
+			bad(fmt.Sprintf("%s.fallback_on[%d]", p, m), "set fallback: true; name breaker_open, a retry_on class or lever",
 				"cannot fall back on %q", name)
 		}
 	}
