@@ -24,34 +24,8 @@ func TestAlertsServeAndAutopilotCommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts redis-server and prometheus")
 	}
-	prom := testenv.StartPrometheus(t, testenv.PromOptions{OpenMetrics: stormFixture(fixtureEnd())})
-	rs := testenv.StartRedis(t, testenv.RedisOptions{})
-	cfg := filepath.Join(t.TempDir(), "config.yaml")
 	body := "contexts:\n  t:\n    redis: {namespace: al}\n    autopilot: {retries: [checkout]}\n    alerts: {autopilot-ttl: 3m}\ncurrent-context: t\n"
-	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("STORMCTL_CONFIG", cfg)
-	t.Setenv("STORMCTL_PROMETHEUS_URL", prom.URL)
-	t.Setenv("STORMCTL_REDIS_URL", rs.URL("", ""))
-	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	t.Setenv("ALERTS_TOKEN", "token-of-alertmanager-0123")
-
-	srv := startAlertsServe(t)
-
-	m := webhookFixture(t)
-	m.Alerts[0].StartsAt = time.Now().Add(-time.Minute).UTC()
-	raw, _ := json.Marshal(m)
-	req, _ := http.NewRequest(http.MethodPost, "http://"+srv.Addr()+"/alertmanager", bytes.NewReader(raw))
-	req.Header.Set("Authorization", "Bearer token-of-alertmanager-0123")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("webhook: HTTP %d", resp.StatusCode)
-	}
+	cfg := serveAndFire(t, body)
 
 	out, _, code := cli(t, "", "autopilot", "status", "-o", "json")
 	var st struct {
@@ -96,6 +70,41 @@ func TestAlertsServeAndAutopilotCommands(t *testing.T) {
 	if code != 2 || !strings.Contains(errOut, "alerts.event-lease: 5s is under the least, 10s") {
 		t.Errorf("alerts serve with a 5s lease: exit %d, want 2\n%s", code, errOut)
 	}
+}
+
+// serveAndFire starts `stormctl alerts serve` with the config file body,
+// a real Redis and a Prometheus holding the storm fixture, and posts it
+// the firing webhook fixture as Alertmanager would. It returns the config
+// file's path.
+func serveAndFire(t *testing.T, body string) string {
+	t.Helper()
+	prom := testenv.StartPrometheus(t, testenv.PromOptions{OpenMetrics: stormFixture(fixtureEnd())})
+	rs := testenv.StartRedis(t, testenv.RedisOptions{})
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("STORMCTL_CONFIG", cfg)
+	t.Setenv("STORMCTL_PROMETHEUS_URL", prom.URL)
+	t.Setenv("STORMCTL_REDIS_URL", rs.URL("", ""))
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	t.Setenv("ALERTS_TOKEN", "token-of-alertmanager-0123")
+	srv := startAlertsServe(t)
+
+	m := webhookFixture(t)
+	m.Alerts[0].StartsAt = time.Now().Add(-time.Minute).UTC()
+	raw, _ := json.Marshal(m)
+	req, _ := http.NewRequest(http.MethodPost, "http://"+srv.Addr()+"/alertmanager", bytes.NewReader(raw))
+	req.Header.Set("Authorization", "Bearer token-of-alertmanager-0123")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("webhook: HTTP %d", resp.StatusCode)
+	}
+	return cfg
 }
 
 // startAlertsServe runs `stormctl alerts serve` through Main on free
